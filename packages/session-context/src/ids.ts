@@ -1,0 +1,64 @@
+import { randomBytes } from "node:crypto";
+import { InvalidSessionIdError } from "./errors.js";
+
+/** Longest session id accepted; ids become directory names. */
+export const MAX_SESSION_ID_LENGTH = 128;
+
+const SESSION_ID_CHARACTERS = /^[A-Za-z0-9_.:-]+$/;
+
+/** `length` random lowercase hex characters. */
+export function randomHex(length: number): string {
+  return randomBytes(Math.ceil(length / 2)).toString("hex").slice(0, length);
+}
+
+/** Node ids are 12 hex characters, as the Python store writes them. */
+export function mintNodeId(): string {
+  return randomHex(12);
+}
+
+/** `<prefix>_<10 hex>`: the shape of minted session and turn ids. */
+export function mintPrefixedId(prefix: string): string {
+  return `${prefix}_${randomHex(10)}`;
+}
+
+/** Minted turn ids: `turn_<10 hex>`. */
+export function mintTurnId(): string {
+  return mintPrefixedId("turn");
+}
+
+/**
+ * Refuses any session id that could escape the sessions root or name a hidden
+ * directory, before a path is ever built from it.
+ */
+export function assertValidSessionId(sessionId: unknown): asserts sessionId is string {
+  if (typeof sessionId !== "string") throw new InvalidSessionIdError(sessionId, "it is not a string");
+  if (sessionId.length === 0) throw new InvalidSessionIdError(sessionId, "it is empty");
+  if (sessionId.length > MAX_SESSION_ID_LENGTH) {
+    throw new InvalidSessionIdError(sessionId, `it is ${sessionId.length} characters long (at most ${MAX_SESSION_ID_LENGTH})`);
+  }
+  if (sessionId.includes("\0")) throw new InvalidSessionIdError(sessionId, "it contains a NUL character");
+  if (sessionId.includes("/")) throw new InvalidSessionIdError(sessionId, "it contains '/'");
+  if (sessionId.includes("\\")) throw new InvalidSessionIdError(sessionId, "it contains '\\'");
+  if (sessionId.includes("..")) throw new InvalidSessionIdError(sessionId, "it contains '..'");
+  if (sessionId.startsWith(".")) throw new InvalidSessionIdError(sessionId, "it starts with '.'");
+  if (!SESSION_ID_CHARACTERS.test(sessionId)) {
+    throw new InvalidSessionIdError(sessionId, "it contains characters other than letters, digits, '_', '-', '.' and ':'");
+  }
+}
+
+/** True when `assertValidSessionId` would accept the id. */
+export function isValidSessionId(sessionId: unknown): sessionId is string {
+  try {
+    assertValidSessionId(sessionId);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Validates an id prefix the same way (a prefix becomes part of a directory name). */
+export function assertValidIdPrefix(prefix: string): void {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_-]{0,40}$/.test(prefix)) {
+    throw new InvalidSessionIdError(`${prefix}_…`, "the id prefix must be 1-41 letters, digits, '_' or '-'");
+  }
+}

@@ -1,0 +1,179 @@
+import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { hostname } from "node:os";
+import { InternalError, StoreLockTimeoutError, StoreWriteError } from "../errors.js";
+import { randomHex } from "../ids.js";
+import { FILE_MODE } from "./atomic-file.js";
+
+/**
+ * Cross-process exclusive locks on lock files created with O_EXCL.
+ *
+ * The file names its holder (`pid host token`). A lock whose holder process
+ * on this host is gone, or that is older than `staleMs`, is broken: that is how
+ * a store recovers from a process killed with SIGKILL while holding it.
+ */
+export interface LockOptions {
+  /** Give up after this long (default 30 s). */
+  timeoutMs?: number;
+  /** A lock older than this is considered abandoned (default 10 s). */
+  staleMs?: number;
+}
+
+const HOST = hostname();
+const held = new Set<string>();
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Runs a synchronous critical section under the lock. Sections are short
+ * (a few file writes); waiting for another process blocks this thread briefly.
+ */
+export function withLockSync<T>(lockPath: string, section: () => T, options: LockOptions = {}): T {
+  if (held.has(lockPath)) throw new InternalError(`Re-entrant acquisition of ${lockPath}`);
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  let delayMs = 0.05;
+  for (;;) {
+    const token = tryAcquire(lockPath, options.staleMs ?? 10_000);
+    if (token) {
+      held.add(lockPath);
+      try {
+        return section();
+      } finally {
+        held.delete(lockPath);
+        release(lockPath);
+      }
+    }
+    if (Date.now() > deadline) throw new StoreLockTimeoutError(lockPath, describeHolder(lockPath));
+    Atomics.wait(sleeper, 0, 0, delayMs);
+    delayMs = Math.min(delayMs * 2, 5);
+  }
+}
+
+const queues = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs an asynchronous critical section under the lock (used for git commits).
+ * Callers in this process queue in order; other processes are waited for.
+ */
+export async function withLock<T>(lockPath: string, section: () => Promise<T>, options: LockOptions = {}): Promise<T> {
+  const previous = queues.get(lockPath) ?? Promise.resolve();
+  const run = previous.then(
+    () => runLocked(lockPath, section, options),
+    () => runLocked(lockPath, section, options),
+  );
+  const tail = run.catch(() => undefined);
+  queues.set(lockPath, tail);
+  try {
+    return await run;
+  } finally {
+    if (queues.get(lockPath) === tail) queues.delete(lockPath);
+  }
+}
+
+async function runLocked<T>(lockPath: string, section: () => Promise<T>, options: LockOptions): Promise<T> {
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  let delayMs = 1;
+  while (!tryAcquire(lockPath, options.staleMs ?? 120_000)) {
+    if (Date.now() > deadline) throw new StoreLockTimeoutError(lockPath, describeHolder(lockPath));
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    delayMs = Math.min(delayMs * 2, 20);
+  }
+  held.add(lockPath);
+  try {
+    return await section();
+  } finally {
+    held.delete(lockPath);
+    release(lockPath);
+  }
+}
+
+function tryAcquire(lockPath: string, staleMs: number): string | null {
+  const token = randomHex(12);
+  try {
+    const fd = openSync(lockPath, "wx", FILE_MODE);
+    try {
+      writeSync(fd, `${process.pid} ${HOST} ${token}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    return token;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EEXIST") throw new StoreWriteError(lockPath, error);
+  }
+  breakIfStale(lockPath, staleMs);
+  return null;
+}
+
+function release(lockPath: string): void {
+  try {
+    unlinkSync(lockPath);
+  } catch {
+    // broken by another process as stale: nothing to release
+  }
+}
+
+/**
+ * Moves a stale lock aside under a unique name, then checks that what moved is
+ * the lock judged stale; if another process re-took the lock in between, its
+ * lock is put back.
+ */
+function breakIfStale(lockPath: string, staleMs: number): void {
+  const observed = readHolder(lockPath);
+  if (observed === null || !isStale(lockPath, observed, staleMs)) return;
+  const aside = `${lockPath}.stale-${randomHex(8)}`;
+  try {
+    renameSync(lockPath, aside);
+  } catch {
+    return;
+  }
+  const moved = readHolder(aside);
+  if (moved !== null && moved !== observed) {
+    try {
+      linkSync(aside, lockPath);
+    } catch {
+      // someone else holds the lock now; theirs wins
+    }
+  }
+  release(aside);
+}
+
+function readHolder(lockPath: string): string | null {
+  try {
+    return readFileSync(lockPath, "utf8");
+  } catch {
+    return null;
+  }
+}
+
+function isStale(lockPath: string, holder: string, staleMs: number): boolean {
+  const [pidText, host] = holder.trim().split(" ");
+  const pid = Number(pidText);
+  if (host === HOST && Number.isInteger(pid) && pid > 0 && !isProcessAlive(pid)) return true;
+  // An empty file is a holder killed between create and write.
+  try {
+    return Date.now() - statSync(lockPath).mtimeMs > (holder.trim() === "" ? 1_000 : staleMs);
+  } catch {
+    return false;
+  }
+}
+
+/** True when a process with this pid exists (signal 0 probes without signalling). */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** This process's identity as written into lock and lease files. */
+export function processIdentity(): { pid: number; host: string } {
+  return { pid: process.pid, host: HOST };
+}
+
+function describeHolder(lockPath: string): string {
+  const holder = readHolder(lockPath)?.trim();
+  if (!holder) return "an unknown process";
+  const [pid, host] = holder.split(" ");
+  return `pid ${pid} on ${host}`;
+}

@@ -1,0 +1,115 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { simpleGit, type SimpleGit } from "simple-git";
+import { GitError } from "../errors.js";
+import { GIT_EXCLUDES, type SessionPaths } from "./layout.js";
+import type { GitLogEntry } from "./types.js";
+
+/** The identity of every commit, as the Python store writes it. */
+export const GIT_AUTHOR = { name: "OpenProgram", email: "openprogram@local" };
+
+/** Settings for every git call; auto-gc would stall a turn's commit. */
+const GIT_CONFIG = ["commit.gpgsign=false", "core.autocrlf=false", "gc.auto=0"];
+
+/**
+ * A minimal environment for git: the user's own git setup (global config with
+ * signing or hooks, a GIT_DIR exported by a surrounding hook, an EDITOR) must
+ * never reach session repositories.
+ */
+const GIT_ENVIRONMENT: Record<string, string> = {
+  ...pick(["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT"]),
+  GIT_CONFIG_GLOBAL: "/dev/null",
+  GIT_CONFIG_NOSYSTEM: "1",
+  GIT_TERMINAL_PROMPT: "0",
+};
+
+function pick(names: string[]): Record<string, string> {
+  const picked: Record<string, string> = {};
+  for (const name of names) {
+    const value = process.env[name];
+    if (value !== undefined) picked[name] = value;
+  }
+  return picked;
+}
+
+function gitFor(directory: string): SimpleGit {
+  // simple-git guards these variables because they can redirect git; ours point at nothing.
+  return simpleGit({
+    baseDir: directory,
+    config: GIT_CONFIG,
+    trimmed: false,
+    allowEnvironment: ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM", "GIT_TERMINAL_PROMPT"],
+    unsafe: { allowUnsafeConfigPaths: true },
+  }).env(GIT_ENVIRONMENT);
+}
+
+const prepared = new Set<string>();
+
+/**
+ * Creates the session repository on first use (local identity, our
+ * exclusions, an empty "session init" commit), or adds our exclusions to a
+ * repository made by the Python store. Call under the session's commit lock.
+ */
+export async function ensureRepository(paths: SessionPaths): Promise<SimpleGit> {
+  const git = gitFor(paths.dir);
+  if (prepared.has(paths.dir) && existsSync(paths.git)) return git;
+  try {
+    if (!existsSync(paths.git)) {
+      await git.init(["--initial-branch=main", "--quiet"]);
+      await git.addConfig("user.name", GIT_AUTHOR.name).addConfig("user.email", GIT_AUTHOR.email);
+      writeExcludes(paths);
+      await git.commit("session init", undefined, { "--allow-empty": null });
+    } else {
+      writeExcludes(paths);
+    }
+  } catch (error) {
+    throw new GitError(`Could not initialise the git repository of ${paths.dir}: ${(error as Error).message}`, { cause: error });
+  }
+  prepared.add(paths.dir);
+  return git;
+}
+
+function writeExcludes(paths: SessionPaths): void {
+  const infoDir = join(paths.git, "info");
+  const excludePath = join(infoDir, "exclude");
+  const current = existsSync(excludePath) ? readFileSync(excludePath, "utf8") : "";
+  const missing = GIT_EXCLUDES.filter((line) => !current.split("\n").includes(line));
+  if (missing.length === 0) return;
+  mkdirSync(infoDir, { recursive: true });
+  const separator = current === "" || current.endsWith("\n") ? "" : "\n";
+  writeFileSync(excludePath, `${current}${separator}# OpenProgram (TypeScript) bookkeeping\n${missing.join("\n")}\n`);
+}
+
+/** Stages everything and commits; returns the new sha, or null when nothing changed. */
+export async function commitAll(paths: SessionPaths, message: string): Promise<string | null> {
+  const git = await ensureRepository(paths);
+  try {
+    await git.add(["-A"]);
+    // simple-git parses the sha from git's summary line, so no --quiet; an empty sha means nothing changed.
+    const result = await git.commit(message);
+    if (!result.commit) return null;
+    return result.commit.length === 40 ? result.commit : (await git.revparse(["HEAD"])).trim();
+  } catch (error) {
+    const text = (error as Error).message;
+    if (/nothing to commit|nothing added to commit|no changes added/.test(text)) return null;
+    throw new GitError(`git commit failed in ${paths.dir}: ${text}`, { cause: error });
+  }
+}
+
+/** The session's commits, newest first. */
+export async function readLog(paths: SessionPaths, maxCount: number): Promise<GitLogEntry[]> {
+  if (!existsSync(paths.git)) return [];
+  try {
+    const log = await gitFor(paths.dir).log({ maxCount });
+    return log.all.map((entry) => ({
+      hash: entry.hash,
+      date: entry.date,
+      message: entry.message,
+      author: `${entry.author_name} <${entry.author_email}>`,
+    }));
+  } catch (error) {
+    const text = (error as Error).message;
+    if (/does not have any commits/.test(text)) return [];
+    throw new GitError(`git log failed in ${paths.dir}: ${text}`, { cause: error });
+  }
+}

@@ -1,0 +1,278 @@
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { InvalidNodeError, NodeNotFoundError } from "../errors.js";
+import { mintNodeId } from "../ids.js";
+import { dumpsPython } from "../json/python-json.js";
+import { DIR_MODE, FILE_MODE, writeFileAtomicSync } from "./atomic-file.js";
+import { nodeFileName, parseNodeFileName, type SessionPaths } from "./layout.js";
+import { reportStoreProblem } from "./registry.js";
+import type { AppendOptions, HistoryProblem, NodeDraft, NodePatch, NodeRole, SessionMeta, SessionNode } from "./types.js";
+
+/** Largest serialised node accepted (a node is one JSON file). */
+export const MAX_NODE_BYTES = 64 * 1024 * 1024;
+
+const ROLES: ReadonlySet<string> = new Set<NodeRole>(["user", "llm", "code"]);
+const NODE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** In-memory view of one session's history/ directory. */
+interface HistoryState {
+  byId: Map<string, SessionNode>;
+  bySeq: Map<number, SessionNode>;
+  fileById: Map<string, string>;
+  problems: Map<string, HistoryProblem>;
+  maxSeq: number;
+  /** How much of `.state/journal` has been applied. */
+  journalOffset: number;
+  /** history/ mtime after the last change we know of; a different value means a writer that does not journal. */
+  historyMtimeNs: bigint;
+}
+
+/**
+ * Reads and writes node files, keeping a per-session cache that stays exact
+ * across processes: every write by this store appends the file name to the
+ * session's journal, so a refresh re-reads only what other processes changed.
+ * A change to history/ that was not journaled (the Python store, or a write cut
+ * short by a crash) falls back to re-reading the whole directory.
+ *
+ * All methods are synchronous and must run under the session lock.
+ */
+export class HistoryFiles {
+  private readonly states = new Map<string, HistoryState>();
+
+  /** Brings the cached view of the session up to date and returns it. */
+  refresh(paths: SessionPaths): HistoryState {
+    const state = this.states.get(paths.history);
+    const historyMtimeNs = historyMtime(paths);
+    if (state) {
+      const journalSize = sizeOrZero(paths.journal);
+      if (journalSize === state.journalOffset && historyMtimeNs === state.historyMtimeNs) return state;
+      if (journalSize > state.journalOffset) {
+        this.applyJournal(paths, state, journalSize);
+        state.historyMtimeNs = historyMtimeNs;
+        return state;
+      }
+    }
+    return this.reloadAll(paths);
+  }
+
+  /** Drops the cached view (after deleting a session). */
+  forget(paths: SessionPaths): void {
+    this.states.delete(paths.history);
+  }
+
+  append(paths: SessionPaths, draft: NodeDraft, options: AppendOptions, readMeta: () => SessionMeta): { node: SessionNode; movedHead: boolean } {
+    const state = this.refresh(paths);
+    const role = draft.role;
+    if (!ROLES.has(role)) throw new InvalidNodeError(`Node role must be "user", "llm" or "code", not ${JSON.stringify(role)}.`);
+    const id = draft.id ?? mintNodeId();
+    if (!NODE_ID.test(id)) throw new InvalidNodeError(`Node id ${JSON.stringify(id)} must be 1-64 letters, digits, '_' or '-'.`);
+    if (state.byId.has(id)) throw new InvalidNodeError(`Node id ${id} already exists in this session.`);
+    const caller = draft.caller ?? "";
+    let predecessor = draft.predecessor ?? null;
+    let movedHead = false;
+    if (options.atHead || (caller === "" && predecessor !== null)) {
+      const head = readMeta().head_id ?? null;
+      if (options.atHead) {
+        predecessor = head ?? (options.rootMarker === undefined ? "ROOT" : options.rootMarker);
+        movedHead = true;
+      } else {
+        movedHead = head !== null && predecessor === head;
+      }
+    }
+    const node: SessionNode = {
+      id,
+      created_at: nowSeconds(),
+      seq: state.maxSeq + 1,
+      role,
+      name: draft.name ?? "",
+      input: draft.input ?? null,
+      output: draft.output ?? null,
+      caller,
+      predecessor,
+      reads: draft.reads ?? [],
+      metadata: draft.metadata ?? {},
+    };
+    const fileName = nodeFileName(node.seq, role, id);
+    this.writeNode(paths, state, fileName, node);
+    return { node, movedHead };
+  }
+
+  update(paths: SessionPaths, sessionId: string, nodeId: string, patch: NodePatch): SessionNode {
+    const state = this.refresh(paths);
+    const current = state.byId.get(nodeId);
+    const fileName = state.fileById.get(nodeId);
+    if (!current || !fileName) throw new NodeNotFoundError(sessionId, nodeId);
+    const node: SessionNode = { ...current, metadata: { ...current.metadata, ...(patch.metadata ?? {}) } };
+    if ("output" in patch) node.output = patch.output ?? null;
+    if ("input" in patch) node.input = patch.input ?? null;
+    if (patch.reads) node.reads = patch.reads;
+    this.writeNode(paths, state, fileName, node);
+    return node;
+  }
+
+  private writeNode(paths: SessionPaths, state: HistoryState, fileName: string, node: SessionNode): void {
+    const text = dumpsPython(node);
+    if (text.length > MAX_NODE_BYTES) {
+      throw new InvalidNodeError(`Node ${node.id} serialises to ${text.length} bytes; the limit is ${MAX_NODE_BYTES}. Store large artifacts in the work dir instead.`);
+    }
+    writeFileAtomicSync(join(paths.history, fileName), text);
+    this.remember(state, fileName, freezeNode(node));
+    if (appendJournalLine(paths.journal, fileName)) {
+      state.journalOffset = sizeOrZero(paths.journal);
+      state.historyMtimeNs = historyMtime(paths);
+    } else {
+      // The node is safely on disk; without its journal line every reader, this one included, re-reads history/.
+      state.historyMtimeNs = -1n;
+    }
+  }
+
+  private remember(state: HistoryState, fileName: string, node: SessionNode): void {
+    state.byId.set(node.id, node);
+    state.bySeq.set(node.seq, node);
+    state.fileById.set(node.id, fileName);
+    state.problems.delete(fileName);
+    if (node.seq > state.maxSeq) state.maxSeq = node.seq;
+  }
+
+  private reloadAll(paths: SessionPaths): HistoryState {
+    // Take the journal size and mtime first: anything written after this is caught by the next refresh.
+    const journalOffset = sizeOrZero(paths.journal);
+    const historyMtimeNs = historyMtime(paths);
+    const state: HistoryState = {
+      byId: new Map(),
+      bySeq: new Map(),
+      fileById: new Map(),
+      problems: new Map(),
+      maxSeq: -1,
+      journalOffset,
+      historyMtimeNs,
+    };
+    for (const fileName of readdirSync(paths.history)) this.loadFile(paths, state, fileName);
+    this.states.set(paths.history, state);
+    return state;
+  }
+
+  private applyJournal(paths: SessionPaths, state: HistoryState, journalSize: number): void {
+    const fd = openSync(paths.journal, "r");
+    let text: string;
+    try {
+      const buffer = Buffer.alloc(journalSize - state.journalOffset);
+      const read = readSync(fd, buffer, 0, buffer.length, state.journalOffset);
+      text = buffer.toString("utf8", 0, read);
+    } finally {
+      closeSync(fd);
+    }
+    // Only whole lines count; a line being written now is picked up next time.
+    const complete = text.lastIndexOf("\n") + 1;
+    state.journalOffset += Buffer.byteLength(text.slice(0, complete));
+    const names = new Set(text.slice(0, complete).split("\n").filter(Boolean));
+    for (const fileName of names) this.loadFile(paths, state, fileName);
+  }
+
+  private loadFile(paths: SessionPaths, state: HistoryState, fileName: string): void {
+    const parsed = parseNodeFileName(fileName);
+    if (!parsed) return;
+    const path = join(paths.history, fileName);
+    let raw: string;
+    try {
+      raw = readFileSync(path, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+      this.recordProblem(state, fileName, { path, message: (error as Error).message });
+      return;
+    }
+    const node = parseNode(raw, parsed.seq);
+    if (typeof node === "string") {
+      this.recordProblem(state, fileName, { path, message: node });
+      // Its seq stays taken so that no new node reuses it.
+      if (parsed.seq > state.maxSeq) state.maxSeq = parsed.seq;
+      return;
+    }
+    const previous = state.byId.get(node.id);
+    if (previous && previous.seq !== node.seq) state.bySeq.delete(previous.seq);
+    this.remember(state, fileName, freezeNode(node));
+  }
+
+  private recordProblem(state: HistoryState, fileName: string, problem: HistoryProblem): void {
+    if (!state.problems.has(fileName)) reportStoreProblem(`Corrupt node file ${problem.path}: ${problem.message}`);
+    state.problems.set(fileName, problem);
+  }
+}
+
+/** Nodes in seq order from a refreshed state. */
+export function orderedNodes(state: HistoryState): SessionNode[] {
+  return [...state.bySeq.values()].sort((a, b) => a.seq - b.seq);
+}
+
+/** Problems (unreadable node files) from a refreshed state. */
+export function historyProblems(state: HistoryState): HistoryProblem[] {
+  return [...state.problems.values()].sort((a, b) => a.path.localeCompare(b.path));
+}
+
+export type { HistoryState };
+
+/** Parses a node file; returns a message instead of throwing so one bad file cannot hide the rest. */
+function parseNode(raw: string, seqFromName: number): SessionNode | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (error) {
+    return `not valid JSON (${(error as Error).message})`;
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return "not a JSON object";
+  const node = value as Partial<SessionNode>;
+  if (typeof node.id !== "string" || node.id === "") return "missing \"id\"";
+  if (typeof node.role !== "string" || !ROLES.has(node.role)) return `unknown role ${JSON.stringify(node.role)}`;
+  return {
+    ...node,
+    id: node.id,
+    created_at: typeof node.created_at === "number" ? node.created_at : 0,
+    seq: typeof node.seq === "number" && Number.isInteger(node.seq) ? node.seq : seqFromName,
+    role: node.role,
+    name: typeof node.name === "string" ? node.name : "",
+    input: node.input ?? null,
+    output: node.output ?? null,
+    caller: typeof node.caller === "string" ? node.caller : "",
+    predecessor: node.predecessor ?? null,
+    reads: Array.isArray(node.reads) ? node.reads : [],
+    metadata: node.metadata && typeof node.metadata === "object" ? node.metadata : {},
+  };
+}
+
+function freezeNode(node: SessionNode): SessionNode {
+  Object.freeze(node.metadata);
+  Object.freeze(node.reads);
+  return Object.freeze(node);
+}
+
+/** Appends one line; O_APPEND writes of a short line are atomic, so writers never interleave. */
+function appendJournalLine(journalPath: string, fileName: string): boolean {
+  try {
+    const fd = openSync(journalPath, "a", FILE_MODE);
+    try {
+      writeSync(fd, `${fileName}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** mtime of history/, recreating the directory if a damaged session lost it. */
+function historyMtime(paths: SessionPaths): bigint {
+  const stat = statSync(paths.history, { bigint: true, throwIfNoEntry: false });
+  if (stat) return stat.mtimeNs;
+  mkdirSync(paths.history, { recursive: true, mode: DIR_MODE });
+  return statSync(paths.history, { bigint: true }).mtimeNs;
+}
+
+function sizeOrZero(path: string): number {
+  return statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+}
+
+/** Unix seconds with microsecond resolution, like Python's time.time(). */
+export function nowSeconds(): number {
+  return Math.round((performance.timeOrigin + performance.now()) * 1000) / 1_000_000;
+}

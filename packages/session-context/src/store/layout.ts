@@ -1,0 +1,62 @@
+import { join } from "node:path";
+import { assertValidSessionId } from "../ids.js";
+import type { NodeRole } from "./types.js";
+
+/**
+ * The on-disk layout shared with Python OpenProgram:
+ * `<root>/index.json`, `<root>/<id>/{meta.json,history/,context/,workdir/.gitkeep,.git}`.
+ * Our own bookkeeping (locks, the change journal, turn leases) lives in
+ * `<root>/<id>/.state/`, which git ignores through `.git/info/exclude`.
+ */
+export const INDEX_FILE = "index.json";
+export const REGISTRY_LOCK_FILE = ".index.lock";
+
+const ROLE_LETTERS: Record<NodeRole, string> = { user: "u", llm: "l", code: "c" };
+const NODE_FILE = /^(\d{4,})-([a-z])-([^/\\]+)\.json$/;
+
+/** Paths of one session; the id is validated before any path is built. */
+export class SessionPaths {
+  readonly dir: string;
+  readonly meta: string;
+  readonly history: string;
+  readonly context: string;
+  readonly workdir: string;
+  readonly gitkeep: string;
+  readonly git: string;
+  readonly state: string;
+  readonly lock: string;
+  readonly commitLock: string;
+  readonly journal: string;
+  readonly turns: string;
+
+  constructor(root: string, sessionId: string) {
+    assertValidSessionId(sessionId);
+    this.dir = join(root, sessionId);
+    this.meta = join(this.dir, "meta.json");
+    this.history = join(this.dir, "history");
+    this.context = join(this.dir, "context");
+    this.workdir = join(this.dir, "workdir");
+    this.gitkeep = join(this.workdir, ".gitkeep");
+    this.git = join(this.dir, ".git");
+    this.state = join(this.dir, ".state");
+    this.lock = join(this.state, "lock");
+    this.commitLock = join(this.state, "commit.lock");
+    this.journal = join(this.state, "journal");
+    this.turns = join(this.state, "turns");
+  }
+}
+
+/** `<seq:4>-<role letter>-<nodeId>.json`, as Python's f"{seq:04d}-{role[0]}-{id}.json". */
+export function nodeFileName(seq: number, role: NodeRole, nodeId: string): string {
+  return `${String(seq).padStart(4, "0")}-${ROLE_LETTERS[role]}-${nodeId}.json`;
+}
+
+/** The seq encoded in a node file name, or null for anything else in history/. */
+export function parseNodeFileName(fileName: string): { seq: number; nodeId: string } | null {
+  const match = NODE_FILE.exec(fileName);
+  if (!match) return null;
+  return { seq: Number(match[1]), nodeId: match[3] as string };
+}
+
+/** Lines git must never commit: our bookkeeping and in-flight temp files. */
+export const GIT_EXCLUDES = ["/.state/", ".*.tmp-*"];

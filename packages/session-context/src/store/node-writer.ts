@@ -1,0 +1,44 @@
+import type { SessionDB } from "./session-db.js";
+import type { AppendOptions, NodeDraft, NodePatch, SessionNode } from "./types.js";
+
+/** Called after each write, so adapters can stream the DAG as it grows. */
+export type NodeWriteListener = (op: "append" | "update", node: SessionNode) => void;
+
+/** Hooks a context puts around writes: begin the turn first, report each write after. */
+export interface NodeWriterHooks {
+  beforeWrite?: () => Promise<void>;
+  afterWrite?: NodeWriteListener;
+}
+
+/**
+ * The thin handle deeper code writes a session's DAG through: it fixes the
+ * session id and tells a listener about every write.
+ */
+export class SessionNodeWriter {
+  constructor(
+    readonly db: SessionDB,
+    readonly sessionId: string,
+    private readonly hooks: NodeWriterHooks = {},
+  ) {}
+
+  /** Appends a node (see SessionDB.appendNode). */
+  async append(draft: NodeDraft, options: AppendOptions = {}): Promise<SessionNode> {
+    await this.hooks.beforeWrite?.();
+    const node = this.db.appendNodeSync(this.sessionId, draft, options);
+    this.hooks.afterWrite?.("append", node);
+    return node;
+  }
+
+  /** Updates a node (see SessionDB.updateNode). */
+  async update(nodeId: string, patch: NodePatch): Promise<SessionNode> {
+    await this.hooks.beforeWrite?.();
+    const node = this.db.updateNodeSync(this.sessionId, nodeId, patch);
+    this.hooks.afterWrite?.("update", node);
+    return node;
+  }
+
+  /** All nodes of the session, in seq order. */
+  async load(): Promise<SessionNode[]> {
+    return this.db.readHistorySync(this.sessionId).nodes;
+  }
+}

@@ -1,0 +1,142 @@
+import { existsSync, readdirSync, readFileSync, renameSync } from "node:fs";
+import { join } from "node:path";
+import { StoreWriteError } from "../errors.js";
+import { isValidSessionId } from "../ids.js";
+import { dumpsPythonIndented } from "../json/python-json.js";
+import { writeFileAtomicSync } from "./atomic-file.js";
+import { withLockSync } from "./file-lock.js";
+import { INDEX_FILE, REGISTRY_LOCK_FILE } from "./layout.js";
+import type { SessionMeta, SessionRecord } from "./types.js";
+
+type Entries = Record<string, SessionRecord>;
+
+/** Emits one process warning per distinct problem, naming the file. */
+export function reportStoreProblem(message: string): void {
+  process.emitWarning(message, { code: "OPENPROGRAM_STORE" });
+}
+
+/**
+ * `<root>/index.json`: id -> registry entry, written by both stores.
+ *
+ * Reads reuse the parsed registry while the file's bytes are unchanged (a
+ * byte compare is far cheaper than parsing a thousand entries). Writes are
+ * read-modify-write under a lock so processes never lose each other's updates.
+ * A missing or unparsable registry is rebuilt from the sessions' meta.json.
+ */
+export class SessionRegistry {
+  private readonly indexPath: string;
+  private readonly lockPath: string;
+  private cached: { raw: Buffer; entries: Entries } | null = null;
+
+  constructor(private readonly root: string) {
+    this.indexPath = join(root, INDEX_FILE);
+    this.lockPath = join(root, REGISTRY_LOCK_FILE);
+  }
+
+  /** The current entries. Treat the result as read-only. */
+  read(): Entries {
+    const raw = readOrNull(this.indexPath);
+    if (raw !== null && this.cached?.raw.equals(raw)) return this.cached.entries;
+    const entries = raw === null ? null : parseEntries(raw);
+    if (entries !== null) {
+      this.cached = { raw, entries } as { raw: Buffer; entries: Entries };
+      return entries;
+    }
+    if (!existsSync(this.root)) return {};
+    try {
+      return this.update(() => undefined);
+    } catch (error) {
+      // A read-only store still lists its sessions; the rebuilt registry is just not saved.
+      if (!(error instanceof StoreWriteError)) throw error;
+      return this.rebuildFromMeta();
+    }
+  }
+
+  /** Applies `mutate` to a fresh copy under the registry lock and writes it atomically. */
+  update(mutate: (entries: Entries) => void): Entries {
+    return withLockSync(this.lockPath, () => {
+      const raw = readOrNull(this.indexPath);
+      let entries = raw === null ? null : parseEntries(raw);
+      if (entries === null) {
+        if (raw !== null) this.keepCorruptCopy();
+        entries = this.rebuildFromMeta();
+      }
+      mutate(entries);
+      const text = dumpsPythonIndented(entries);
+      writeFileAtomicSync(this.indexPath, text);
+      this.cached = { raw: Buffer.from(text), entries };
+      return entries;
+    });
+  }
+
+  private keepCorruptCopy(): void {
+    const aside = `${this.indexPath}.corrupt-${Date.now()}`;
+    try {
+      renameSync(this.indexPath, aside);
+      reportStoreProblem(`${this.indexPath} was not valid JSON; kept it as ${aside} and rebuilt the registry from meta.json files.`);
+    } catch {
+      // already moved by another process
+    }
+  }
+
+  /** Rebuilds entries from every `<id>/meta.json`; status flags take their defaults. */
+  private rebuildFromMeta(): Entries {
+    const entries: Entries = {};
+    let names: string[];
+    try {
+      names = readdirSync(this.root);
+    } catch {
+      return entries;
+    }
+    for (const name of names.sort()) {
+      if (!isValidSessionId(name)) continue;
+      const metaRaw = readOrNull(join(this.root, name, "meta.json"));
+      if (metaRaw === null) continue;
+      try {
+        const meta = JSON.parse(metaRaw.toString("utf8")) as SessionMeta;
+        entries[name] = registryEntryFromMeta({ ...meta, id: name });
+      } catch {
+        reportStoreProblem(`${join(this.root, name, "meta.json")} is not valid JSON; session '${name}' is left out of the registry.`);
+      }
+    }
+    return entries;
+  }
+}
+
+/** A registry entry with the Python store's field set and defaults. */
+export function registryEntryFromMeta(meta: SessionMeta, overrides: Partial<SessionRecord> = {}): SessionRecord {
+  return {
+    id: meta.id,
+    status: "idle",
+    pinned: false,
+    archived: false,
+    unread: false,
+    agent_id: meta.agent_id ?? "main",
+    title: meta.title ?? "",
+    source: meta.source ?? "",
+    created_at: meta.created_at,
+    updated_at: meta.updated_at ?? meta.created_at,
+    channel: null,
+    peer_display: null,
+    peer_id: null,
+    ...overrides,
+  };
+}
+
+function readOrNull(path: string): Buffer | null {
+  try {
+    return readFileSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function parseEntries(raw: Buffer): Entries | null {
+  try {
+    const value: unknown = JSON.parse(raw.toString("utf8"));
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return null;
+    return value as Entries;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,68 @@
+import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+import { DIR_MODE, writeFileAtomicSync } from "./atomic-file.js";
+import { isProcessAlive, processIdentity } from "./file-lock.js";
+import type { SessionPaths } from "./layout.js";
+
+/**
+ * A turn lease is a file in `.state/turns/` naming the process that runs the
+ * turn. A session whose status says "running" but whose leases all belong to
+ * dead processes was left behind by a crash and can be recovered.
+ */
+export function takeTurnLease(paths: SessionPaths, turnId: string): void {
+  mkdirSync(paths.turns, { recursive: true, mode: DIR_MODE });
+  const { pid, host } = processIdentity();
+  writeFileAtomicSync(join(paths.turns, leaseName(turnId)), `${pid} ${host} ${Date.now()}\n`);
+}
+
+/** Drops the lease; a missing lease (already recovered) is fine. */
+export function releaseTurnLease(paths: SessionPaths, turnId: string): void {
+  try {
+    unlinkSync(join(paths.turns, leaseName(turnId)));
+  } catch {
+    // recovered by another process, or never taken
+  }
+}
+
+/** Leases held by live processes, other than `exceptTurnId`; stale ones are removed. */
+export function liveTurnLeases(paths: SessionPaths, exceptTurnId?: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(paths.turns);
+  } catch {
+    return [];
+  }
+  const { host: ourHost } = processIdentity();
+  const live: string[] = [];
+  for (const name of names) {
+    if (!name.endsWith(".lease")) continue;
+    const turnId = name.slice(0, -".lease".length);
+    if (turnId === exceptTurnId) continue;
+    let content: string;
+    try {
+      content = readFileSync(join(paths.turns, name), "utf8");
+    } catch {
+      continue;
+    }
+    const [pidText, host] = content.trim().split(" ");
+    const pid = Number(pidText);
+    // A lease from another host cannot be checked; it counts as live.
+    const alive = host !== ourHost || (Number.isInteger(pid) && pid > 0 && isProcessAlive(pid));
+    if (alive) live.push(turnId);
+    else releaseTurnLease(paths, turnId);
+  }
+  return live;
+}
+
+/** Cheap check (one readdir) for any lease file, live or stale. */
+export function hasLeaseFiles(paths: SessionPaths): boolean {
+  try {
+    return readdirSync(paths.turns).some((name) => name.endsWith(".lease"));
+  } catch {
+    return false;
+  }
+}
+
+function leaseName(turnId: string): string {
+  return `${turnId.replace(/[^A-Za-z0-9_-]/g, "_")}.lease`;
+}

@@ -1,0 +1,106 @@
+/** Roles of DAG nodes, as the Python store writes them. */
+export type NodeRole = "user" | "llm" | "code";
+
+/** One node of a session's DAG: exactly the fields of a Python OpenProgram node file. */
+export interface SessionNode {
+  id: string;
+  /** Unix seconds, float. */
+  created_at: number;
+  seq: number;
+  role: NodeRole;
+  name: string;
+  input: unknown;
+  output: unknown;
+  /** Id of the call that made this node, or "" at top level. */
+  caller: string;
+  /** Previous node on the conversation branch ("ROOT" or null at the start), null when nested. */
+  predecessor: string | null;
+  /** Ids of the nodes rendered into the prompt that produced this node. */
+  reads: string[];
+  metadata: Record<string, unknown>;
+}
+
+/** What a caller supplies to append a node; the store assigns id, seq and created_at. */
+export interface NodeDraft {
+  role: NodeRole;
+  name?: string;
+  input?: unknown;
+  output?: unknown;
+  caller?: string;
+  predecessor?: string | null;
+  reads?: string[];
+  metadata?: Record<string, unknown>;
+  /** Use this id instead of minting one (12 hex characters). */
+  id?: string;
+}
+
+/** A change to an existing node: `metadata` is merged, the other fields replaced. */
+export interface NodePatch {
+  output?: unknown;
+  input?: unknown;
+  reads?: string[];
+  metadata?: Record<string, unknown>;
+}
+
+/** Where a new node goes relative to the session head. */
+export interface AppendOptions {
+  /**
+   * Link the node to the current head (its predecessor becomes the head, or
+   * `rootMarker` in an empty session) and make it the new head, atomically.
+   */
+  atHead?: boolean;
+  /** Predecessor used by `atHead` in a session with no head yet: "ROOT" or null. */
+  rootMarker?: "ROOT" | null;
+}
+
+/** Session status as shown in the registry. */
+export type SessionStatus = "idle" | "running" | "needs_input" | "failed";
+
+/** One entry of `<root>/index.json`, the registry of sessions. */
+export interface SessionRecord {
+  id: string;
+  status: SessionStatus | (string & {});
+  pinned: boolean;
+  archived: boolean;
+  unread: boolean;
+  agent_id: string;
+  title: string;
+  source: string;
+  created_at: number;
+  updated_at: number;
+  preview?: string;
+  [field: string]: unknown;
+}
+
+/** `<root>/<id>/meta.json`. */
+export interface SessionMeta {
+  id: string;
+  agent_id: string;
+  title: string;
+  source: string;
+  created_at: number;
+  updated_at: number;
+  project_id: string;
+  head_id: string | null;
+  [field: string]: unknown;
+}
+
+/** A node file that could not be read; reported, never silently dropped. */
+export interface HistoryProblem {
+  path: string;
+  message: string;
+}
+
+/** Everything in a session's history directory. */
+export interface SessionHistory {
+  nodes: SessionNode[];
+  problems: HistoryProblem[];
+}
+
+/** One commit of a session repository. */
+export interface GitLogEntry {
+  hash: string;
+  date: string;
+  message: string;
+  author: string;
+}

@@ -308,7 +308,7 @@ function describeValue(value: unknown): string {
 function reasonText(reason: unknown): string {
   if (reason === undefined) return "";
   if (reason instanceof Error) return reason.name === "AbortError" ? "" : `: ${reason.message}`;
-  return `: ${String(reason)}`;
+  return typeof reason === "string" ? `: ${reason}` : "";
 }
 
 function errnoHint(errno: string): string {

@@ -48,6 +48,7 @@ function writeValue(value: unknown, parts: string[], seen: Set<object>): void {
       throw new InvalidNodeError(`Cannot serialise the BigInt ${value.toString()} as JSON; convert it to a string or number.`);
     case "function":
     case "symbol":
+    case "undefined":
       parts.push("null");
       return;
     case "object":

@@ -1,0 +1,81 @@
+// @ts-check
+import eslint from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+const TO_THE_CORE =
+  "Only @openprogram/session-context installs context or touches storage. Wrap the entry in sessionContext() and use the core's public functions (openStore, listSessions, ...); if you need more, add a public function to the core.";
+
+/** The boundary: what code outside packages/session-context may not import. */
+export const boundaryRules = {
+  "@typescript-eslint/no-restricted-imports": [
+    "error",
+    {
+      paths: [
+        { name: "node:async_hooks", message: TO_THE_CORE },
+        { name: "async_hooks", message: TO_THE_CORE },
+        { name: "simple-git", message: TO_THE_CORE },
+        {
+          name: "@openprogram/session-context",
+          importNames: ["SessionDB", "SessionNodeWriter"],
+          allowTypeImports: true,
+          message: `The store classes are the core's internals. ${TO_THE_CORE}`,
+        },
+      ],
+      patterns: [
+        {
+          regex: "^@openprogram/session-context/(?!testing$).+",
+          message: `Deep imports of the core are not public API. ${TO_THE_CORE}`,
+        },
+        {
+          regex: "session-context/src(/|$)",
+          message: `Import the core through its package name. ${TO_THE_CORE}`,
+        },
+      ],
+    },
+  ],
+  "no-restricted-syntax": [
+    "error",
+    { selector: "MemberExpression[property.name='enterWith']", message: `enterWith leaks context. ${TO_THE_CORE}` },
+    { selector: "NewExpression[callee.name='AsyncLocalStorage']", message: TO_THE_CORE },
+  ],
+};
+
+export default tseslint.config(
+  {
+    ignores: ["**/dist/**", "**/node_modules/**", "**/.turbo/**", "**/coverage/**", "**/.copy-test-*/**", "tools/lint-fixtures/**", "**/web/vendor/**"],
+  },
+  eslint.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: {
+        projectService: { allowDefaultProject: ["*.js", "*.mjs", "scripts/*.mjs", "tools/lint-fixtures/*.ts"] },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/switch-exhaustiveness-check": ["error", { considerDefaultExhaustiveForUnions: true }],
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "no-console": "error",
+      // Store and runtime methods are async by contract even where today's body is synchronous.
+      "@typescript-eslint/require-await": "off",
+    },
+  },
+  {
+    // Outside the core, the boundary holds.
+    files: ["packages/*/src/**/*.ts", "packages/*/test/**/*.ts", "packages/*/bench/**/*.ts", "tools/lint-fixtures/**/*.ts"],
+    ignores: ["packages/session-context/**"],
+    rules: boundaryRules,
+  },
+  {
+    // The CLI talks to a terminal; tests, benchmarks and scripts print their findings.
+    files: ["packages/cli/src/**/*.ts", "**/test/**/*.ts", "**/bench/**/*.ts", "scripts/**", "**/*.test.ts"],
+    rules: { "no-console": "off" },
+  },
+  {
+    files: ["**/*.js", "**/*.mjs"],
+    extends: [tseslint.configs.disableTypeChecked],
+  },
+);

@@ -1,0 +1,129 @@
+import { callIdOf, requireContext } from "../context/accessors.js";
+import { runWithContext } from "../context/storage.js";
+import type { ActiveContext } from "../context/types.js";
+import { CancelledError, InvalidInputError, isCancellation, RuntimeMissingError, serializeError } from "../errors.js";
+import { toRecordable } from "../json/recordable.js";
+import { nowSeconds } from "../store/history.js";
+import type { Runtime } from "../runtime/types.js";
+
+/** How a call shows up in later prompts: input and output, output only, or not at all. */
+export type ExposeMode = "io" | "output" | "hidden";
+
+/** The declaration of an agentic function. */
+export interface AgenticFunctionSpec {
+  /** Recorded as the code node's name (e.g. "design_experiments"). */
+  name: string;
+  /** The instructions: sent as the system message whenever the body calls runtime.exec. */
+  doc: string;
+  expose?: ExposeMode;
+}
+
+/** What the body of an agentic function receives besides its input. */
+export interface AgenticCallContext {
+  /** The session's runtime; exec throws RuntimeMissingError when no provider is configured. */
+  runtime: Runtime;
+  /** This call's code node id. */
+  callId: string;
+  sessionId: string;
+  /** Aborts when the turn is cancelled. */
+  signal: AbortSignal;
+}
+
+/** An agentic function: call it with one input object inside a session context. */
+export interface AgenticFunction<Input, Output> {
+  (input: Input): Promise<Output>;
+  /** The declaration, also used to recognise agentic functions across package copies. */
+  readonly agentic: Readonly<Required<AgenticFunctionSpec>>;
+}
+
+const AGENTIC_MARK = Symbol.for("openprogram.agentic-function");
+const NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
+
+/**
+ * Declares an agentic function. Each call records a `code` node (input, doc,
+ * status running), runs the body with this call as the current call (so
+ * nested calls and exec record under it), then records the output and
+ * duration, or the error ("failed", or "cancelled" when the turn's signal
+ * aborted) and rethrows it.
+ */
+export function agenticFunction<Input = Record<string, unknown>, Output = unknown>(
+  spec: AgenticFunctionSpec,
+  impl: (input: Input, call: AgenticCallContext) => Promise<Output> | Output,
+): AgenticFunction<Input, Output> {
+  const declaration = validateSpec(spec);
+  if (typeof impl !== "function") throw new InvalidInputError(`agenticFunction(${declaration.name}): the implementation must be a function.`);
+
+  const call = async (input: Input): Promise<Output> => {
+    const context = requireContext(`The agentic function ${declaration.name}`);
+    if (input !== undefined && (input === null || typeof input !== "object" || Array.isArray(input))) {
+      throw new InvalidInputError(`${declaration.name} takes one input object, not ${Array.isArray(input) ? "an array" : String(input === null ? "null" : typeof input)}.`);
+    }
+    if (context.signal.aborted) throw new CancelledError(context.signal.reason);
+    const parent = callIdOf(context);
+    const node = await context.writer.append(
+      {
+        role: "code",
+        name: declaration.name,
+        input: toRecordable(input ?? {}),
+        caller: parent ?? "",
+        metadata: { expose: declaration.expose, status: "running", doc: declaration.doc },
+      },
+      parent === null ? { atHead: true, rootMarker: "ROOT" } : {},
+    );
+    const started = performance.now();
+    const inner: ActiveContext = Object.freeze({ ...context, call: { id: node.id, name: declaration.name, doc: declaration.doc } });
+    const finished = (): Record<string, unknown> => ({ duration_seconds: (performance.now() - started) / 1000, finished_at: nowSeconds() });
+    let result: Output;
+    try {
+      result = await runWithContext(inner, () =>
+        impl(input ?? ({} as Input), {
+          runtime: context.runtime ?? missingRuntime,
+          callId: node.id,
+          sessionId: context.sessionId,
+          signal: context.signal,
+        }),
+      );
+    } catch (error) {
+      const cancelled = isCancellation(error) || context.signal.aborted;
+      await context.writer.update(node.id, {
+        metadata: { status: cancelled ? "cancelled" : "failed", error: serializeError(error), ...finished() },
+      });
+      throw error;
+    }
+    await context.writer.update(node.id, { output: toRecordable(result), metadata: { status: "completed", ...finished() } });
+    return result;
+  };
+
+  Object.defineProperty(call, "name", { value: declaration.name });
+  Object.defineProperty(call, "agentic", { value: Object.freeze(declaration), enumerable: true });
+  Object.defineProperty(call, AGENTIC_MARK, { value: true });
+  return call as AgenticFunction<Input, Output>;
+}
+
+/** True for functions made by `agenticFunction` (from any copy of this package). */
+export function isAgenticFunction(value: unknown): value is AgenticFunction<unknown, unknown> {
+  return typeof value === "function" && (value as unknown as Record<symbol, unknown>)[AGENTIC_MARK] === true;
+}
+
+/** Stands in when no provider is configured, so the failure names the fix. */
+const missingRuntime: Runtime = Object.freeze({
+  provider: Object.freeze({
+    name: "none",
+    complete: () => Promise.reject(new RuntimeMissingError()),
+  }),
+  model: "none",
+  exec: () => Promise.reject(new RuntimeMissingError()),
+});
+
+function validateSpec(spec: AgenticFunctionSpec): Required<AgenticFunctionSpec> {
+  if (!spec || typeof spec !== "object") throw new InvalidInputError("agenticFunction(spec, impl): spec must be { name, doc }.");
+  if (typeof spec.name !== "string" || !NAME_PATTERN.test(spec.name)) {
+    throw new InvalidInputError(`agenticFunction: name ${JSON.stringify(spec.name)} must start with a letter or '_' and use letters, digits, '_', '.' or '-'.`);
+  }
+  if (typeof spec.doc !== "string") throw new InvalidInputError(`agenticFunction(${spec.name}): doc must be a string: the function's instructions.`);
+  const expose = spec.expose ?? "io";
+  if (expose !== "io" && expose !== "output" && expose !== "hidden") {
+    throw new InvalidInputError(`agenticFunction(${spec.name}): expose must be "io", "output" or "hidden".`);
+  }
+  return { name: spec.name, doc: spec.doc, expose };
+}

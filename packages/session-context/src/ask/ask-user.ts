@@ -1,0 +1,161 @@
+import { callIdOf, requireContext } from "../context/accessors.js";
+import type { AskOutcome } from "../context/events.js";
+import type { ActiveContext } from "../context/types.js";
+import {
+  AskTimeoutError,
+  AskUserUnavailableError,
+  CancelledError,
+  InvalidAnswerError,
+  InvalidInputError,
+  isCancellation,
+  serializeError,
+  UserDeclinedError,
+} from "../errors.js";
+import { nowSeconds } from "../store/history.js";
+import type { AskResponse } from "./types.js";
+
+/** Options of askUser. */
+export interface AskUserOptions {
+  /** The answer must be one of these (a 1-based number picks by position). */
+  choices?: string[];
+  /** Stop waiting after this long. */
+  timeoutMs?: number;
+  /** Returned (and recorded) when the question times out. */
+  default?: string;
+}
+
+/**
+ * Asks the human through this entry's asker and returns the answer. The
+ * question and its outcome are recorded as an `ask_user` node under the
+ * current call; the session is `needs_input` while it waits.
+ *
+ * Throws UserDeclinedError, AskTimeoutError (unless a default is given),
+ * CancelledError, or AskUserUnavailableError when this entry has no asker.
+ */
+export async function askUser(question: string, options: AskUserOptions = {}): Promise<string> {
+  const context = requireContext("askUser()");
+  validate(question, options);
+  if (context.signal.aborted) throw new CancelledError(context.signal.reason);
+  const choices = options.choices ? [...options.choices] : null;
+  const timeoutMs = options.timeoutMs ?? null;
+  const node = await context.writer.append({
+    role: "user",
+    name: "ask_user",
+    input: question,
+    output: null,
+    caller: callIdOf(context) ?? "",
+    metadata: {
+      kind: "ask_user",
+      status: "waiting",
+      choices,
+      timeout_ms: timeoutMs,
+      ...(options.default !== undefined ? { default: options.default } : {}),
+    },
+  });
+  const close = async (outcome: AskOutcome, output: string | null, extra: Record<string, unknown> = {}): Promise<void> => {
+    await context.writer.update(node.id, { output, metadata: { status: outcome, answered_at: nowSeconds(), ...extra } });
+    context.emit({ type: "question_closed", sessionId: context.sessionId, questionId: node.id, outcome });
+  };
+
+  if (!context.asker) {
+    const error = new AskUserUnavailableError(question);
+    await close("failed", null, { error: serializeError(error) });
+    throw error;
+  }
+
+  await context.setStatus("needs_input");
+  context.emit({ type: "question", sessionId: context.sessionId, questionId: node.id, question, choices, timeoutMs });
+  try {
+    const response = await waitForAnswer(context, { questionId: node.id, question, choices, timeoutMs, default: options.default });
+    if (response.kind === "decline") {
+      await close("declined", null, response.reason ? { reason: response.reason } : {});
+      throw new UserDeclinedError(question);
+    }
+    const answer = normaliseAnswer(response.value, choices, question);
+    await close("answered", answer);
+    return answer;
+  } catch (error) {
+    if (error instanceof UserDeclinedError) throw error;
+    if (error instanceof TimedOut) {
+      if (options.default !== undefined) {
+        await close("timed_out", options.default, { used_default: true });
+        return options.default;
+      }
+      await close("timed_out", null, { used_default: false });
+      throw new AskTimeoutError(question, timeoutMs ?? 0);
+    }
+    if (isCancellation(error) || context.signal.aborted) {
+      await close("cancelled", null);
+      throw error instanceof CancelledError ? error : new CancelledError(context.signal.reason);
+    }
+    await close("failed", null, { error: serializeError(error) });
+    throw error;
+  } finally {
+    await restoreRunning(context);
+  }
+}
+
+class TimedOut extends Error {}
+
+/** Races the asker against the timeout and the turn's signal; the asker's signal aborts when it loses. */
+function waitForAnswer(
+  context: ActiveContext,
+  request: { questionId: string; question: string; choices: string[] | null; timeoutMs: number | null; default?: string | undefined },
+): Promise<AskResponse> {
+  const asker = context.asker as NonNullable<ActiveContext["asker"]>;
+  return new Promise<AskResponse>((resolve, reject) => {
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const settle = (finish: () => void, abortReason?: unknown): void => {
+      if (timer) clearTimeout(timer);
+      context.signal.removeEventListener("abort", onCancel);
+      if (abortReason !== undefined) controller.abort(abortReason);
+      finish();
+    };
+    const onCancel = (): void => settle(() => reject(new CancelledError(context.signal.reason)), context.signal.reason ?? new Error("cancelled"));
+    if (context.signal.aborted) {
+      onCancel();
+      return;
+    }
+    context.signal.addEventListener("abort", onCancel, { once: true });
+    if (request.timeoutMs !== null) {
+      timer = setTimeout(() => settle(() => reject(new TimedOut()), new TimedOut()), request.timeoutMs);
+    }
+    const { default: fallback, ...rest } = request;
+    asker.ask({ ...rest, sessionId: context.sessionId, ...(fallback !== undefined ? { default: fallback } : {}) }, { signal: controller.signal }).then(
+      (response) => settle(() => resolve(response)),
+      (error: unknown) => settle(() => reject(error instanceof Error ? error : new Error(String(error)))),
+    );
+  });
+}
+
+/** After a question the session is back to "running" (its turn is still in progress). */
+async function restoreRunning(context: ActiveContext): Promise<void> {
+  try {
+    await context.setStatus("running");
+  } catch {
+    // The store being unwritable is reported by the write that follows.
+  }
+}
+
+function normaliseAnswer(value: unknown, choices: string[] | null, question: string): string {
+  if (typeof value !== "string") throw new InvalidAnswerError(`The answer to ${JSON.stringify(question)} must be a string, not ${typeof value}.`);
+  if (!choices) return value;
+  if (choices.includes(value)) return value;
+  const position = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  if (position >= 1 && position <= choices.length) return choices[position - 1] as string;
+  throw new InvalidAnswerError(`${JSON.stringify(value)} is not one of the choices for ${JSON.stringify(question)}: ${choices.join(", ")}.`);
+}
+
+function validate(question: string, options: AskUserOptions): void {
+  if (typeof question !== "string" || question.trim() === "") throw new InvalidInputError("askUser(question): question must be a non-empty string.");
+  if (options.choices !== undefined) {
+    if (!Array.isArray(options.choices) || options.choices.length === 0 || options.choices.some((choice) => typeof choice !== "string")) {
+      throw new InvalidInputError("askUser: choices must be a non-empty array of strings.");
+    }
+  }
+  if (options.timeoutMs !== undefined && (!Number.isFinite(options.timeoutMs) || options.timeoutMs <= 0)) {
+    throw new InvalidInputError("askUser: timeoutMs must be a positive number of milliseconds.");
+  }
+  if (options.default !== undefined && typeof options.default !== "string") throw new InvalidInputError("askUser: default must be a string.");
+}

@@ -1,0 +1,43 @@
+import type { SessionNode, SessionStatus } from "../store/types.js";
+
+/** A node was appended or updated. */
+export interface NodeEvent {
+  type: "node";
+  sessionId: string;
+  op: "append" | "update";
+  node: SessionNode;
+}
+
+/** askUser is waiting for an answer. `questionId` is the ask_user node's id. */
+export interface QuestionEvent {
+  type: "question";
+  sessionId: string;
+  questionId: string;
+  question: string;
+  choices: string[] | null;
+  timeoutMs: number | null;
+}
+
+/** A question stopped waiting (answered, declined, timed out, cancelled or failed). */
+export interface QuestionClosedEvent {
+  type: "question_closed";
+  sessionId: string;
+  questionId: string;
+  outcome: AskOutcome;
+}
+
+/** The session's status changed. */
+export interface StatusEvent {
+  type: "status";
+  sessionId: string;
+  status: SessionStatus;
+}
+
+/** Everything a context's `onEvent` sink receives, in order. */
+export type SessionEvent = NodeEvent | QuestionEvent | QuestionClosedEvent | StatusEvent;
+
+/** How an askUser call ended, as recorded in the ask_user node's `metadata.status`. */
+export type AskOutcome = "answered" | "declined" | "timed_out" | "cancelled" | "failed";
+
+/** Receives a context's events; must not throw (a throwing sink is reported, not fatal). */
+export type SessionEventSink = (event: SessionEvent) => void;

@@ -1,0 +1,32 @@
+import { SessionNotFoundError } from "../errors.js";
+import { nowSeconds } from "../store/history.js";
+import type { SessionNode } from "../store/types.js";
+import { requireContext } from "./accessors.js";
+import type { SessionEvent } from "./events.js";
+
+/**
+ * Passes an event that happened elsewhere (a child process of this turn) to
+ * the current context's `onEvent`, in order, as if it had happened here.
+ */
+export function relaySessionEvent(event: SessionEvent): void {
+  requireContext("relaySessionEvent()").emit(event);
+}
+
+/**
+ * Records every listed node that is still unfinished (running, waiting) with
+ * `status` (e.g. "killed" after a child process was killed), through the
+ * current context so the change is streamed too. Returns the nodes changed.
+ */
+export async function recordAbandonedNodes(nodeIds: readonly string[], status: "killed" | "interrupted"): Promise<SessionNode[]> {
+  const context = requireContext("recordAbandonedNodes()");
+  if (!context.db.hasSession(context.sessionId)) throw new SessionNotFoundError(context.sessionId);
+  const wanted = new Set(nodeIds);
+  const nodes = context.db.readHistorySync(context.sessionId).nodes;
+  const changed: SessionNode[] = [];
+  for (const node of nodes) {
+    const current = node.metadata.status;
+    if (!wanted.has(node.id) || (current !== "running" && current !== "waiting")) continue;
+    changed.push(await context.writer.update(node.id, { metadata: { status, [`${status}_at`]: nowSeconds() } }));
+  }
+  return changed;
+}

@@ -1,0 +1,146 @@
+import { InvalidInputError, isCancellation } from "../errors.js";
+import { assertValidSessionId, mintTurnId } from "../ids.js";
+import { createRuntime } from "../runtime/create-runtime.js";
+import type { Runtime } from "../runtime/types.js";
+import { SessionNodeWriter } from "../store/node-writer.js";
+import { openStore } from "../store/open-store.js";
+import type { SessionDB } from "../store/session-db.js";
+import type { SessionStatus } from "../store/types.js";
+import { readContextCarrier, type ContextCarrier } from "./carrier.js";
+import type { SessionEvent, SessionEventSink } from "./events.js";
+import { activeContext, runWithContext } from "./storage.js";
+import { CONTEXT_PROTOCOL, type ActiveContext, type SessionContextOptions, type SessionHandle, type TurnState } from "./types.js";
+
+type SessionFn<T> = (session: SessionHandle) => Promise<T> | T;
+
+const NEVER_ABORTED = new AbortController().signal;
+
+/**
+ * Installs the per-turn session context for `fn` and restores the previous one
+ * when `fn` settles, also when it throws. The one place every entry point (CLI,
+ * web, child process, research, tests) gets its session, turn, runtime and
+ * asker from, so agentic functions behave the same everywhere.
+ *
+ * - `sessionId` given: that session continues (created under the id if new).
+ * - no `sessionId`: a new session is created; its id is on the handle.
+ * - the first write marks the session running; when `fn` settles the turn is
+ *   committed (one git commit) and the status set to idle, or failed.
+ */
+export function sessionContext<T>(fn: SessionFn<T>): Promise<T>;
+export function sessionContext<T>(options: SessionContextOptions, fn: SessionFn<T>): Promise<T>;
+export async function sessionContext<T>(first: SessionContextOptions | SessionFn<T>, second?: SessionFn<T>): Promise<T> {
+  const [options, fn] = typeof first === "function" ? [{}, first] : [first ?? {}, second];
+  if (typeof fn !== "function") throw new InvalidInputError("sessionContext(options, fn): fn must be a function.");
+  if (options.callerId !== undefined && typeof options.callerId !== "string") {
+    throw new InvalidInputError("sessionContext: callerId must be a node id string (\"\" for the top level).");
+  }
+  const outer = activeContext();
+  const carrier = options.sessionId === undefined && !outer && options.fromEnvironment !== false ? readContextCarrier() : null;
+  const db = options.db ?? outer?.db ?? openStore(carrier?.sessionsRoot ? { root: carrier.sessionsRoot } : {});
+
+  const { sessionId, created } = openSession(db, options, carrier);
+  const joinsOuter =
+    outer !== undefined && outer.sessionId === sessionId && outer.db.root === db.root && options.turnId === undefined && options.callerId === undefined;
+  const joinsRemote = options.callerId !== undefined || carrier !== null;
+  const turn: TurnState = joinsOuter
+    ? outer.turn
+    : {
+        turnId: options.turnId ?? (carrier?.turnId || mintTurnId()),
+        owner: !joinsRemote,
+        began: joinsRemote,
+        beginning: null,
+      };
+  const runtime = resolveRuntime(options, outer);
+  const onEvent = options.onEvent ?? outer?.onEvent ?? null;
+  const emit = eventEmitter(onEvent);
+  const setStatus = async (status: SessionStatus): Promise<void> => {
+    await db.setStatus(sessionId, status);
+    emit({ type: "status", sessionId, status });
+  };
+  const beginTurn = async (): Promise<void> => {
+    if (turn.began || !turn.owner) return;
+    turn.beginning ??= (async () => {
+      await db.beginTurn(sessionId, turn.turnId);
+      turn.began = true;
+      emit({ type: "status", sessionId, status: "running" });
+    })();
+    await turn.beginning;
+  };
+  const writer = new SessionNodeWriter(db, sessionId, {
+    beforeWrite: beginTurn,
+    afterWrite: (op, node) => emit({ type: "node", sessionId, op, node }),
+  });
+  const context: ActiveContext = Object.freeze({
+    protocol: CONTEXT_PROTOCOL,
+    db,
+    sessionId,
+    writer,
+    turn,
+    runtime,
+    call: joinsOuter ? outer.call : null,
+    callerId: joinsOuter ? outer.callerId : (options.callerId ?? carrier?.callerId ?? null),
+    source: options.source ?? outer?.source ?? (carrier ? "process" : "code"),
+    asker: options.asker !== undefined ? options.asker : (outer?.asker ?? null),
+    signal: combineSignals(options.signal, outer?.signal),
+    onEvent,
+    emit,
+    beginTurn,
+    setStatus,
+  });
+  const handle: SessionHandle = Object.freeze({ db, sessionId, runtime, turnId: turn.turnId, created });
+
+  const endsTurn = !joinsOuter && turn.owner;
+  let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+  try {
+    outcome = { ok: true, value: await runWithContext(context, () => fn(handle)) };
+  } catch (error) {
+    outcome = { ok: false, error };
+  }
+  if (endsTurn && turn.began) {
+    const status: SessionStatus = outcome.ok || isCancellation(outcome.error) ? "idle" : "failed";
+    try {
+      await db.endTurn(sessionId, turn.turnId, { status, message: `turn ${turn.turnId} (${context.source})` });
+      emit({ type: "status", sessionId, status });
+    } catch (endError) {
+      if (outcome.ok) throw endError;
+      process.emitWarning(`Could not end turn ${turn.turnId} of session ${sessionId}: ${(endError as Error).message}`, {
+        code: "OPENPROGRAM_TURN_END",
+      });
+    }
+  }
+  if (!outcome.ok) throw outcome.error;
+  return outcome.value;
+}
+
+function openSession(db: SessionDB, options: SessionContextOptions, carrier: ContextCarrier | null): { sessionId: string; created: boolean } {
+  const create = { agentId: options.agentId ?? "main", source: options.source ?? (carrier ? "process" : "code"), title: options.title ?? "" };
+  const requested = options.sessionId ?? carrier?.sessionId;
+  if (requested !== undefined) {
+    assertValidSessionId(requested);
+    return { sessionId: requested, created: db.openSessionSync(requested, create) };
+  }
+  const sessionId = db.createNewSessionSync({ ...create, idPrefix: options.idPrefix ?? "session" });
+  return { sessionId, created: true };
+}
+
+function resolveRuntime(options: SessionContextOptions, outer: ActiveContext | undefined): Runtime | null {
+  if (options.runtime !== undefined) return options.runtime;
+  if (outer?.runtime) return outer.runtime;
+  return options.createRuntimeIfNone === false ? null : createRuntime();
+}
+
+function eventEmitter(sink: SessionEventSink | null): (event: SessionEvent) => void {
+  if (!sink) return () => undefined;
+  return (event) => {
+    try {
+      sink(event);
+    } catch (error) {
+      process.emitWarning(`An onEvent sink threw on a ${event.type} event: ${(error as Error).message}`, { code: "OPENPROGRAM_EVENT_SINK" });
+    }
+  };
+}
+
+function combineSignals(own: AbortSignal | undefined, inherited: AbortSignal | undefined): AbortSignal {
+  if (own && inherited && own !== inherited) return AbortSignal.any([own, inherited]);
+  return own ?? inherited ?? NEVER_ABORTED;
+}

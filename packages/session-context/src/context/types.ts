@@ -1,0 +1,104 @@
+import type { Asker } from "../ask/types.js";
+import type { Runtime } from "../runtime/types.js";
+import type { SessionNodeWriter } from "../store/node-writer.js";
+import type { SessionDB } from "../store/session-db.js";
+import type { SessionStatus } from "../store/types.js";
+import type { SessionEvent, SessionEventSink } from "./events.js";
+
+/**
+ * Version of the context value's shape. Copies of this package loaded into one
+ * process share one context only when they agree on it.
+ */
+export const CONTEXT_PROTOCOL = 1;
+
+/** The agentic call currently executing. */
+export interface CallFrame {
+  readonly id: string;
+  readonly name: string;
+  readonly doc: string;
+}
+
+/**
+ * The turn a context belongs to. Shared (and mutated) by every context nested
+ * in the same turn; only the owner commits and sets the final status.
+ */
+export interface TurnState {
+  readonly turnId: string;
+  /** False when this process joined a turn another context or process owns. */
+  readonly owner: boolean;
+  began: boolean;
+  /** Set once the turn has begun (lease taken, status running). */
+  beginning: Promise<void> | null;
+}
+
+/** The installed per-turn context. Immutable: nesting creates a new object. */
+export interface ActiveContext {
+  readonly protocol: typeof CONTEXT_PROTOCOL;
+  readonly db: SessionDB;
+  readonly sessionId: string;
+  readonly writer: SessionNodeWriter;
+  readonly turn: TurnState;
+  readonly runtime: Runtime | null;
+  /** The executing agentic call in this process, if any. */
+  readonly call: CallFrame | null;
+  /** The calling node in another process that this context hangs under ("" = its top level). */
+  readonly callerId: string | null;
+  readonly source: string;
+  readonly asker: Asker | null;
+  readonly signal: AbortSignal;
+  readonly onEvent: SessionEventSink | null;
+  /** Emits an event to `onEvent`. */
+  readonly emit: (event: SessionEvent) => void;
+  /** Begins the turn on first write (owner) and records status changes. */
+  readonly beginTurn: () => Promise<void>;
+  readonly setStatus: (status: SessionStatus) => Promise<void>;
+}
+
+/** Options of `sessionContext`. */
+export interface SessionContextOptions {
+  /** Continue (or create under) this id. Absent: a new session is created and its id exposed. */
+  sessionId?: string;
+  agentId?: string;
+  /** Default: minted `turn_<10 hex>`. */
+  turnId?: string;
+  /** Reuse this runtime. Absent: the enclosing context's, else one created from configuration. */
+  runtime?: Runtime | null;
+  /** Create a runtime from configuration when none is given (default true). */
+  createRuntimeIfNone?: boolean;
+  /** Prefix of minted session ids (default "session"). */
+  idPrefix?: string;
+  /** Who entered: "cli", "web", "research", "process", "test", ... (recorded on new sessions). */
+  source?: string;
+  /** Title of a session created by this call. */
+  title?: string;
+  /** The store; default: the enclosing context's, else the git store under $OPENPROGRAM_HOME/sessions. */
+  db?: SessionDB;
+  /** How askUser reaches a human here; default: the enclosing context's. */
+  asker?: Asker | null;
+  /** Cancels the turn; combined with the enclosing context's signal. */
+  signal?: AbortSignal;
+  /**
+   * The calling node in another process this context runs under ("" for the
+   * top level of that process's turn). Given, the context joins that turn:
+   * it records nodes but neither changes the status nor commits.
+   */
+  callerId?: string;
+  /** Receives every node, question and status event of this context, in order. */
+  onEvent?: SessionEventSink;
+  /**
+   * Join the session carried in this process's environment (see
+   * `contextCarrierEnv`) when no sessionId is given. Default true; servers
+   * that start their own sessions pass false.
+   */
+  fromEnvironment?: boolean;
+}
+
+/** What `sessionContext` hands to its function. */
+export interface SessionHandle {
+  readonly db: SessionDB;
+  readonly sessionId: string;
+  readonly runtime: Runtime | null;
+  readonly turnId: string;
+  /** True when this call created the session. */
+  readonly created: boolean;
+}

@@ -1,0 +1,92 @@
+// @openprogram/session-context: the public API. Entry files only re-export;
+// the logic lives in the folders named for each responsibility.
+
+export * from "./errors.js";
+export { assertValidSessionId, isValidSessionId, MAX_SESSION_ID_LENGTH, mintPrefixedId } from "./ids.js";
+
+// The session context
+export { sessionContext } from "./context/session-context.js";
+export type { SessionContextOptions, SessionHandle, CallFrame } from "./context/types.js";
+export {
+  currentAsker,
+  currentCallId,
+  currentRuntime,
+  currentSession,
+  currentSessionIfAny,
+  currentSignal,
+  currentTurnId,
+  hasSessionContext,
+} from "./context/accessors.js";
+export { CARRIER_VARIABLES, contextCarrierEnv, readContextCarrier, traceparentFor, type ContextCarrier } from "./context/carrier.js";
+export type {
+  AskOutcome,
+  NodeEvent,
+  QuestionClosedEvent,
+  QuestionEvent,
+  SessionEvent,
+  SessionEventSink,
+  StatusEvent,
+} from "./context/events.js";
+
+// Agentic functions and asking the user
+export {
+  agenticFunction,
+  isAgenticFunction,
+  type AgenticCallContext,
+  type AgenticFunction,
+  type AgenticFunctionSpec,
+  type ExposeMode,
+} from "./agentic/agentic-function.js";
+export { askUser, type AskUserOptions } from "./ask/ask-user.js";
+export type { AskRequest, AskResponse, Asker } from "./ask/types.js";
+export { createScriptedAsker, readAnswersFile, type ScriptedAnswer, type ScriptedAsker } from "./ask/scripted-asker.js";
+export { createTerminalAsker, type TerminalAskerOptions } from "./ask/terminal-asker.js";
+
+// The runtime and its providers
+export { createRuntime, type ProviderRuntimeConfig } from "./runtime/create-runtime.js";
+export { configPath, DEFAULT_MODELS, resolveRuntimeConfig, type ProviderName, type ResolvedRuntimeConfig, type RuntimeConfig } from "./runtime/config.js";
+export { ModelRuntime } from "./runtime/model-runtime.js";
+export { chat, type ChatOptions } from "./runtime/chat.js";
+export type { ExecOptions, Runtime } from "./runtime/types.js";
+export { OpenAIChatProvider, type OpenAIProviderOptions } from "./providers/openai.js";
+export { AnthropicProvider, type AnthropicProviderOptions } from "./providers/anthropic.js";
+export { ScriptedProvider, type RecordedRequest, type ScriptEntry, type ScriptedProviderOptions } from "./providers/scripted.js";
+export type { ChatMessage, CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "./providers/types.js";
+
+// The store
+export { SessionDB, walkBranch, type CreateSessionOptions, type ListSessionsOptions, type SessionDBOptions, type SessionPatch } from "./store/session-db.js";
+export { SessionNodeWriter } from "./store/node-writer.js";
+export { openStore } from "./store/open-store.js";
+export { defaultSessionsRoot, openProgramHome } from "./store/default-root.js";
+export type {
+  AppendOptions,
+  GitLogEntry,
+  HistoryProblem,
+  NodeDraft,
+  NodePatch,
+  NodeRole,
+  SessionHistory,
+  SessionMeta,
+  SessionNode,
+  SessionRecord,
+  SessionStatus,
+} from "./store/types.js";
+
+// Managing sessions (what `openprogram sessions ...` and the web page's session list use)
+export {
+  buildCallTree,
+  deleteSession,
+  describeSession,
+  exportSession,
+  listSessions,
+  sessionCallTree,
+  sessionExists,
+  sessionGitLog,
+  type CallTreeNode,
+  type ExportFormat,
+  type SessionDetail,
+  type StoreOption,
+} from "./sessions/manage.js";
+
+// Carrying a turn across a process boundary (the process runner uses these)
+export { recordAbandonedNodes, relaySessionEvent } from "./context/relay.js";

@@ -1,0 +1,76 @@
+import Anthropic from "@anthropic-ai/sdk";
+import { CancelledError, ProviderError } from "../errors.js";
+import type { ChatMessage, CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
+
+/** Settings of the Anthropic provider. */
+export interface AnthropicProviderOptions {
+  apiKey: string;
+  baseUrl?: string;
+  timeoutMs?: number;
+  maxRetries?: number;
+  /** The Messages API requires max_tokens; used when the request sets none. */
+  defaultMaxTokens?: number;
+}
+
+/** Claude through the official `@anthropic-ai/sdk` Messages API. */
+export class AnthropicProvider implements ModelProvider {
+  readonly name = "anthropic";
+
+  constructor(private readonly options: AnthropicProviderOptions) {}
+
+  async complete(request: ModelRequest, options: CompleteOptions): Promise<ModelResponse> {
+    const client = new Anthropic({
+      apiKey: this.options.apiKey,
+      ...(this.options.baseUrl ? { baseURL: this.options.baseUrl } : {}),
+      maxRetries: this.options.maxRetries ?? 2,
+      timeout: this.options.timeoutMs ?? 600_000,
+      fetch: async (url: string | URL | Request, init?: RequestInit) => {
+        if (typeof init?.body === "string") options.onRequestBody?.(init.body);
+        return fetch(url, init);
+      },
+    });
+    const system = request.messages.filter((message) => message.role === "system").map((message) => message.content);
+    try {
+      const message = await client.messages.create(
+        {
+          model: request.model,
+          max_tokens: request.maxTokens ?? this.options.defaultMaxTokens ?? 4096,
+          ...(system.length > 0 ? { system: system.join("\n\n") } : {}),
+          messages: alternating(request.messages.filter((entry) => entry.role !== "system")),
+          ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+        },
+        { signal: options.signal },
+      );
+      const text = message.content.map((block) => (block.type === "text" ? block.text : "")).join("");
+      return {
+        text,
+        model: message.model,
+        usage: { inputTokens: message.usage.input_tokens, outputTokens: message.usage.output_tokens },
+      };
+    } catch (error) {
+      if (error instanceof ProviderError) throw error;
+      if (options.signal.aborted || error instanceof Anthropic.APIUserAbortError) throw new CancelledError(options.signal.reason);
+      if (error instanceof Anthropic.APIConnectionError) {
+        throw new ProviderError(this.name, null, `could not reach ${this.options.baseUrl ?? "api.anthropic.com"} (${error.message})`, { cause: error });
+      }
+      if (error instanceof Anthropic.APIError) {
+        const body = error.error as { error?: { message?: string } } | undefined;
+        throw new ProviderError(this.name, typeof error.status === "number" ? error.status : null, body?.error?.message ?? error.message, { cause: error });
+      }
+      throw new ProviderError(this.name, null, (error as Error)?.message ?? String(error), { cause: error });
+    }
+  }
+}
+
+/** The Messages API wants user/assistant turns alternating and starting with the user. */
+function alternating(messages: ChatMessage[]): Array<{ role: "user" | "assistant"; content: string }> {
+  const result: Array<{ role: "user" | "assistant"; content: string }> = [];
+  for (const message of messages) {
+    const role = message.role === "assistant" ? "assistant" : "user";
+    const last = result[result.length - 1];
+    if (last && last.role === role) last.content = `${last.content}\n\n${message.content}`;
+    else result.push({ role, content: message.content });
+  }
+  if (result[0]?.role === "assistant") result.unshift({ role: "user", content: "(The conversation so far follows.)" });
+  return result;
+}

@@ -1,0 +1,64 @@
+import OpenAI from "openai";
+import { CancelledError, ProviderError } from "../errors.js";
+import { chatCompletionsBody } from "./openai-body.js";
+import type { CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
+
+/** Settings of the OpenAI-compatible provider. */
+export interface OpenAIProviderOptions {
+  apiKey: string;
+  /** Any OpenAI-compatible server: Ollama, vLLM, llama.cpp server, a proxy. */
+  baseUrl?: string;
+  timeoutMs?: number;
+  maxRetries?: number;
+}
+
+/** Chat completions through the official `openai` package. */
+export class OpenAIChatProvider implements ModelProvider {
+  readonly name = "openai";
+
+  constructor(private readonly options: OpenAIProviderOptions) {}
+
+  async complete(request: ModelRequest, options: CompleteOptions): Promise<ModelResponse> {
+    // A client per request lets the fetch hook see exactly this request's body bytes.
+    const client = new OpenAI({
+      apiKey: this.options.apiKey,
+      ...(this.options.baseUrl ? { baseURL: this.options.baseUrl } : {}),
+      maxRetries: this.options.maxRetries ?? 2,
+      timeout: this.options.timeoutMs ?? 600_000,
+      fetch: async (url: string | URL | Request, init?: RequestInit) => {
+        if (typeof init?.body === "string") options.onRequestBody?.(init.body);
+        return fetch(url, init);
+      },
+    });
+    try {
+      const completion = await client.chat.completions.create(chatCompletionsBody(request), { signal: options.signal });
+      const choice = completion.choices[0];
+      if (!choice) throw new ProviderError(this.name, null, "the response had no choices");
+      return {
+        text: choice.message?.content ?? "",
+        model: completion.model ?? request.model,
+        usage: { inputTokens: completion.usage?.prompt_tokens, outputTokens: completion.usage?.completion_tokens },
+      };
+    } catch (error) {
+      throw this.translate(error, options.signal);
+    }
+  }
+
+  private translate(error: unknown, signal: AbortSignal): Error {
+    if (error instanceof ProviderError) return error;
+    if (signal.aborted || error instanceof OpenAI.APIUserAbortError) return new CancelledError(signal.reason);
+    if (error instanceof OpenAI.APIConnectionError) {
+      return new ProviderError(this.name, null, `could not reach ${this.options.baseUrl ?? "api.openai.com"} (${error.message})`, { cause: error });
+    }
+    if (error instanceof OpenAI.APIError) {
+      return new ProviderError(this.name, typeof error.status === "number" ? error.status : null, providerMessage(error), { cause: error });
+    }
+    return new ProviderError(this.name, null, (error as Error)?.message ?? String(error), { cause: error });
+  }
+}
+
+function providerMessage(error: { error?: unknown; message: string }): string {
+  const body = error.error as { message?: unknown } | undefined;
+  if (body && typeof body.message === "string") return body.message;
+  return error.message;
+}

@@ -1,0 +1,123 @@
+import { appendFileSync, readFileSync } from "node:fs";
+import { CancelledError, ProviderConfigError, ProviderError, ScriptExhaustedError } from "../errors.js";
+import { chatCompletionsBody } from "./openai-body.js";
+import type { CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
+
+/**
+ * One scripted reply. A plain string is a reply. An object may instead fail
+ * with an HTTP-like error, wait first, or apply only to requests whose system
+ * message or last user message contains the given text.
+ */
+export type ScriptEntry =
+  | string
+  | {
+      reply?: string;
+      error?: { status?: number; message: string };
+      delayMs?: number;
+      when?: { system?: string; content?: string };
+    };
+
+/** A request the scripted provider received. */
+export interface RecordedRequest {
+  /** The chat-completions body, exactly as an OpenAI-compatible server would receive it. */
+  body: string;
+  request: ModelRequest;
+}
+
+/** Options of the scripted provider. */
+export interface ScriptedProviderOptions {
+  /** Where the replies came from, for error messages. */
+  source?: string;
+  /** Append every request as a JSON line to this file (for inspecting a CLI run). */
+  logPath?: string;
+}
+
+/**
+ * Replies from a list, in order, and records every request. For tests and
+ * offline demos; fails loudly when the list runs out.
+ */
+export class ScriptedProvider implements ModelProvider {
+  readonly name = "scripted";
+  /** Every request received, in order. */
+  readonly requests: RecordedRequest[] = [];
+  private readonly used: boolean[];
+
+  constructor(
+    private readonly entries: readonly ScriptEntry[],
+    private readonly options: ScriptedProviderOptions = {},
+  ) {
+    this.used = entries.map(() => false);
+  }
+
+  /** Reads a JSON array of entries (or `{ "replies": [...] }`) from a file. */
+  static fromFile(path: string, options: Omit<ScriptedProviderOptions, "source"> = {}): ScriptedProvider {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(path, "utf8"));
+    } catch (error) {
+      throw new ProviderConfigError("OPENPROGRAM_SCRIPT", `OPENPROGRAM_SCRIPT=${path} is not a readable JSON file: ${(error as Error).message}`);
+    }
+    const entries = Array.isArray(parsed) ? parsed : (parsed as { replies?: unknown } | null)?.replies;
+    if (!Array.isArray(entries)) {
+      throw new ProviderConfigError("OPENPROGRAM_SCRIPT", `OPENPROGRAM_SCRIPT=${path} must hold a JSON array of replies (or {"replies": [...]}).`);
+    }
+    return new ScriptedProvider(entries as ScriptEntry[], { ...options, source: path });
+  }
+
+  /** How many replies are left unused. */
+  get remaining(): number {
+    return this.used.filter((used) => !used).length;
+  }
+
+  async complete(request: ModelRequest, options: CompleteOptions): Promise<ModelResponse> {
+    const body = JSON.stringify(chatCompletionsBody(request));
+    options.onRequestBody?.(body);
+    this.requests.push({ body, request });
+    if (this.options.logPath) appendFileSync(this.options.logPath, `${body}\n`);
+    const index = this.pick(request);
+    if (index === -1) {
+      const system = request.messages.find((message) => message.role === "system")?.content ?? "";
+      throw new ScriptExhaustedError(
+        `The scripted provider has no reply left for request #${this.requests.length}` +
+          (system ? ` (system: ${JSON.stringify(system.slice(0, 60))})` : "") +
+          `. Add a reply to ${this.options.source ?? "the script"}.`,
+      );
+    }
+    this.used[index] = true;
+    const entry = this.entries[index] as ScriptEntry;
+    if (typeof entry === "string") return { text: entry, model: request.model };
+    if (entry.delayMs) await sleep(entry.delayMs, options.signal);
+    if (entry.error) throw new ProviderError(this.name, entry.error.status ?? 500, entry.error.message);
+    return { text: entry.reply ?? "", model: request.model };
+  }
+
+  private pick(request: ModelRequest): number {
+    const system = request.messages.find((message) => message.role === "system")?.content ?? "";
+    const lastUser = [...request.messages].reverse().find((message) => message.role === "user")?.content ?? "";
+    return this.entries.findIndex((entry, index) => {
+      if (this.used[index]) return false;
+      if (typeof entry === "string" || !entry.when) return true;
+      if (entry.when.system !== undefined && !system.includes(entry.when.system)) return false;
+      if (entry.when.content !== undefined && !lastUser.includes(entry.when.content)) return false;
+      return true;
+    });
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(new CancelledError(signal.reason));
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new CancelledError(signal.reason));
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

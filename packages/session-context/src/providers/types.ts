@@ -1,0 +1,35 @@
+/** One chat message as sent to a provider. */
+export interface ChatMessage {
+  role: "system" | "user" | "assistant";
+  content: string;
+}
+
+/** A model request, provider-neutral. */
+export interface ModelRequest {
+  model: string;
+  messages: ChatMessage[];
+  maxTokens?: number;
+  temperature?: number;
+}
+
+/** A provider's answer. */
+export interface ModelResponse {
+  text: string;
+  /** The model that answered, as the provider reports it. */
+  model: string;
+  usage?: { inputTokens?: number; outputTokens?: number };
+}
+
+/** Options of one provider call. */
+export interface CompleteOptions {
+  signal: AbortSignal;
+  /** Receives the exact request body (the bytes sent on the wire) before the request goes out. */
+  onRequestBody?: (body: string) => void;
+}
+
+/** A model provider: turns a request into a reply. */
+export interface ModelProvider {
+  /** "openai", "anthropic", "scripted", ... */
+  readonly name: string;
+  complete(request: ModelRequest, options: CompleteOptions): Promise<ModelResponse>;
+}

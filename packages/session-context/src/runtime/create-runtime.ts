@@ -1,0 +1,99 @@
+import { statSync } from "node:fs";
+import { ProviderConfigError } from "../errors.js";
+import { AnthropicProvider } from "../providers/anthropic.js";
+import { OpenAIChatProvider } from "../providers/openai.js";
+import { ScriptedProvider } from "../providers/scripted.js";
+import type { ModelProvider } from "../providers/types.js";
+import { configPath, DEFAULT_MODELS, resolveRuntimeConfig, type RuntimeConfig } from "./config.js";
+import { ModelRuntime } from "./model-runtime.js";
+import type { Runtime } from "./types.js";
+
+/** A runtime over a provider object you built yourself. */
+export interface ProviderRuntimeConfig {
+  provider: ModelProvider;
+  model: string;
+  maxTokens?: number;
+  temperature?: number;
+}
+
+let cached: { key: string; runtime: Runtime | null } | null = null;
+
+/**
+ * Builds a runtime. With no argument it reads the configuration (environment
+ * over `$OPENPROGRAM_HOME/config.json`) and returns null when no provider is
+ * configured; entries share the result while the configuration is unchanged,
+ * so a scripted reply list is consumed once per process, in order.
+ */
+export function createRuntime(config?: RuntimeConfig | ProviderRuntimeConfig): Runtime | null {
+  if (config !== undefined) return buildRuntime(config);
+  const key = configurationKey();
+  if (cached && cached.key === key) return cached.runtime;
+  const resolved = resolveRuntimeConfig();
+  const runtime = resolved.config ? buildRuntime(resolved.config) : null;
+  cached = { key, runtime };
+  return runtime;
+}
+
+function buildRuntime(config: RuntimeConfig | ProviderRuntimeConfig): Runtime {
+  if (typeof config.provider === "object") {
+    const { provider, model, maxTokens, temperature } = config;
+    return new ModelRuntime(provider, model, { maxTokens, temperature });
+  }
+  const settings = config;
+  const model = settings.model ?? DEFAULT_MODELS[settings.provider];
+  return new ModelRuntime(buildProvider(settings), model, { maxTokens: settings.maxTokens, temperature: settings.temperature });
+}
+
+function buildProvider(config: RuntimeConfig): ModelProvider {
+  switch (config.provider) {
+    case "openai": {
+      if (!config.apiKey && !config.baseUrl) {
+        throw new ProviderConfigError("OPENAI_API_KEY", "The openai provider needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server).");
+      }
+      // Local OpenAI-compatible servers accept any key; the SDK insists on one.
+      return new OpenAIChatProvider({ apiKey: config.apiKey ?? "not-needed", ...optional(config) });
+    }
+    case "anthropic": {
+      if (!config.apiKey) throw new ProviderConfigError("ANTHROPIC_API_KEY", "The anthropic provider needs ANTHROPIC_API_KEY.");
+      return new AnthropicProvider({ apiKey: config.apiKey, ...optional(config) });
+    }
+    case "scripted": {
+      const log = config.scriptLog ? { logPath: config.scriptLog } : {};
+      if (typeof config.script === "string") return ScriptedProvider.fromFile(config.script, log);
+      if (Array.isArray(config.script)) return new ScriptedProvider(config.script, log);
+      throw new ProviderConfigError("OPENPROGRAM_SCRIPT", "The scripted provider needs OPENPROGRAM_SCRIPT=<path to a JSON array of replies>.");
+    }
+    default: {
+      const unknown: never = config.provider;
+      throw new ProviderConfigError("OPENPROGRAM_PROVIDER", `Unknown provider ${JSON.stringify(unknown)}; use openai, anthropic or scripted.`);
+    }
+  }
+}
+
+function optional(config: RuntimeConfig): { baseUrl?: string; timeoutMs?: number; maxRetries?: number } {
+  return {
+    ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
+    ...(config.timeoutMs !== undefined ? { timeoutMs: config.timeoutMs } : {}),
+    ...(config.maxRetries !== undefined ? { maxRetries: config.maxRetries } : {}),
+  };
+}
+
+const CONFIG_VARIABLES = [
+  "OPENPROGRAM_HOME",
+  "OPENPROGRAM_PROVIDER",
+  "OPENPROGRAM_MODEL",
+  "OPENAI_BASE_URL",
+  "OPENAI_API_KEY",
+  "ANTHROPIC_API_KEY",
+  "ANTHROPIC_BASE_URL",
+  "OPENPROGRAM_SCRIPT",
+  "OPENPROGRAM_SCRIPT_LOG",
+  "OPENPROGRAM_MAX_RETRIES",
+  "OPENPROGRAM_MAX_TOKENS",
+];
+
+function configurationKey(): string {
+  const file = statSync(configPath(), { throwIfNoEntry: false });
+  const values = CONFIG_VARIABLES.map((name) => process.env[name] ?? "");
+  return `${values.join("\u0000")}\u0000${file ? `${file.mtimeMs}:${file.size}` : "-"}`;
+}

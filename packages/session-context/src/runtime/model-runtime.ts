@@ -1,0 +1,118 @@
+import { createHash } from "node:crypto";
+import { requireContext, callIdOf } from "../context/accessors.js";
+import type { ActiveContext } from "../context/types.js";
+import { CancelledError, InvalidInputError, isCancellation, serializeError, toOpenProgramError } from "../errors.js";
+import type { ModelProvider } from "../providers/types.js";
+import type { SessionNode } from "../store/types.js";
+import { renderPrompt, type RenderedPrompt } from "./render-prompt.js";
+import type { ExecOptions, Runtime } from "./types.js";
+
+/** Request defaults of a runtime. */
+export interface RuntimeDefaults {
+  maxTokens?: number | undefined;
+  temperature?: number | undefined;
+}
+
+/** How a prompt was built, for the llm node. */
+interface PromptRecord {
+  prompt: RenderedPrompt;
+  system: string | null;
+  content: string | null;
+  kind: "exec" | "chat";
+}
+
+/** The runtime: renders prompts from the session, calls the provider, records llm nodes. */
+export class ModelRuntime implements Runtime {
+  constructor(
+    readonly provider: ModelProvider,
+    readonly model: string,
+    private readonly defaults: RuntimeDefaults = {},
+  ) {}
+
+  async exec(content: string, options: ExecOptions = {}): Promise<string> {
+    if (typeof content !== "string") throw new InvalidInputError(`runtime.exec(content) needs a string, not ${typeof content}.`);
+    const context = requireContext("runtime.exec()");
+    const callId = callIdOf(context);
+    const { nodes, ordered } = sessionNodes(context);
+    const system = context.call?.doc ?? docOf(callId === null ? undefined : nodes.get(callId));
+    const headId = callId === null ? context.db.readMetaSync(context.sessionId).head_id : null;
+    const prompt = renderPrompt({ nodes, ordered, callId, headId, system, content });
+    return this.send(context, { prompt, system, content, kind: "exec" }, callId, options);
+  }
+
+  /**
+   * Sends a rendered prompt and records the llm node under `callId` (or on
+   * the conversation branch at top level). Core-internal: used by exec and chat.
+   */
+  async send(context: ActiveContext, record: PromptRecord, callId: string | null, options: ExecOptions = {}): Promise<string> {
+    const signal = options.signal ? AbortSignal.any([options.signal, context.signal]) : context.signal;
+    if (signal.aborted) throw new CancelledError(signal.reason);
+    const model = options.model ?? this.model;
+    const request = {
+      model,
+      messages: record.prompt.messages,
+      ...definedNumber("maxTokens", options.maxTokens ?? this.defaults.maxTokens),
+      ...definedNumber("temperature", options.temperature ?? this.defaults.temperature),
+    };
+    let body = "";
+    const started = performance.now();
+    const metadata = (): Record<string, unknown> => ({
+      execution_kind: record.kind,
+      provider: this.provider.name,
+      provider_request_count: 1,
+      system: record.system,
+      prompt_text: record.content,
+      prompt_sha256: body === "" ? null : createHash("sha256").update(body).digest("hex"),
+      messages_count: record.prompt.messages.length,
+      duration_seconds: (performance.now() - started) / 1000,
+    });
+    const placement = callId === null ? { atHead: true, rootMarker: null } : {};
+    try {
+      const response = await this.provider.complete(request, { signal, onRequestBody: (sent) => (body = sent) });
+      await context.writer.append(
+        {
+          role: "llm",
+          name: model,
+          output: response.text,
+          caller: callId ?? "",
+          reads: record.prompt.reads,
+          metadata: { status: "completed", ...metadata(), response_model: response.model, usage: response.usage ?? null },
+        },
+        placement,
+      );
+      return response.text;
+    } catch (error) {
+      const cancelled = signal.aborted || isCancellation(error);
+      const failure = cancelled ? new CancelledError(signal.reason) : toOpenProgramError(error);
+      await context.writer.append(
+        {
+          role: "llm",
+          name: model,
+          output: null,
+          caller: callId ?? "",
+          reads: record.prompt.reads,
+          metadata: { status: cancelled ? "cancelled" : "failed", ...metadata(), error: serializeError(failure) },
+        },
+        // A failed reply never becomes the conversation head.
+        {},
+      );
+      throw failure;
+    }
+  }
+}
+
+/** The session's nodes, fresh from the store (other processes' writes included). */
+export function sessionNodes(context: ActiveContext): { nodes: ReadonlyMap<string, SessionNode>; ordered: SessionNode[] } {
+  const history = context.db.readHistorySync(context.sessionId);
+  const nodes = new Map(history.nodes.map((node) => [node.id, node]));
+  return { nodes, ordered: history.nodes };
+}
+
+function docOf(node: SessionNode | undefined): string | null {
+  const doc = node?.metadata.doc;
+  return typeof doc === "string" ? doc : null;
+}
+
+function definedNumber<K extends string>(key: K, value: number | undefined): Partial<Record<K, number>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, number>);
+}

@@ -8,7 +8,13 @@ const root = fileURLToPath(new URL(".", import.meta.url));
 const packageSource = (name: string, entry = "index.ts"): string =>
   resolve(root, "packages", name, "src", entry);
 
-export function sharedTestConfig(packageDir: string): ViteUserConfig {
+/** Options of a package's test config. */
+export interface SharedTestOptions {
+  /** The tests run built output (a binary, a child entry): build stale dist/ first. */
+  needsBuild?: boolean;
+}
+
+export function sharedTestConfig(packageDir: string, options: SharedTestOptions = {}): ViteUserConfig {
   const reportDir = process.env.OPENPROGRAM_TEST_REPORT_DIR;
   const reporters: Array<string | [string, Record<string, unknown>]> = ["default"];
   if (reportDir) reporters.push(["json", { outputFile: join(reportDir, `${basename(packageDir)}.json`) }]);
@@ -25,6 +31,7 @@ export function sharedTestConfig(packageDir: string): ViteUserConfig {
       pool: "forks",
       testTimeout: 60_000,
       hookTimeout: 60_000,
+      ...(options.needsBuild ? { globalSetup: [resolve(root, "tools/ensure-built.ts")] } : {}),
       reporters: reporters as NonNullable<NonNullable<ViteUserConfig["test"]>["reporters"]>,
     },
   };

@@ -17,6 +17,7 @@ import {
   sessionGitLog,
   SessionNotFoundError,
   type SessionEvent,
+  type SessionNode,
 } from "../src/index.js";
 import { createTempStore, scriptedRuntime, type TempStore } from "../src/testing/index.js";
 
@@ -61,8 +62,7 @@ describe("managing sessions", () => {
   });
 
   it("nests orphans at the top instead of dropping them", () => {
-    const node = (id: string, caller: string) =>
-      ({ id, caller, seq: 0, role: "code", name: id, input: null, output: null, created_at: 0, predecessor: null, reads: [], metadata: {} }) as const;
+    const node = (id: string, caller: string): SessionNode => ({ id, caller, seq: 0, role: "code", name: id, input: null, output: null, created_at: 0, predecessor: null, reads: [], metadata: {} });
     const tree = buildCallTree([node("a", ""), node("b", "a"), node("c", "missing")]);
     expect(tree.map((entry) => entry.node.id)).toEqual(["a", "c"]);
   });

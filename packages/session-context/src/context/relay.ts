@@ -21,7 +21,7 @@ export async function recordAbandonedNodes(nodeIds: readonly string[], status: "
   const context = requireContext("recordAbandonedNodes()");
   if (!context.db.hasSession(context.sessionId)) throw new SessionNotFoundError(context.sessionId);
   const wanted = new Set(nodeIds);
-  const nodes = context.db.readHistorySync(context.sessionId).nodes;
+  const nodes = context.db.snapshotSync(context.sessionId).ordered;
   const changed: SessionNode[] = [];
   for (const node of nodes) {
     const current = node.metadata.status;

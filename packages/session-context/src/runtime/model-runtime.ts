@@ -102,10 +102,9 @@ export class ModelRuntime implements Runtime {
 }
 
 /** The session's nodes, fresh from the store (other processes' writes included). */
-export function sessionNodes(context: ActiveContext): { nodes: ReadonlyMap<string, SessionNode>; ordered: SessionNode[] } {
-  const history = context.db.readHistorySync(context.sessionId);
-  const nodes = new Map(history.nodes.map((node) => [node.id, node]));
-  return { nodes, ordered: history.nodes };
+export function sessionNodes(context: ActiveContext): { nodes: ReadonlyMap<string, SessionNode>; ordered: readonly SessionNode[] } {
+  const snapshot = context.db.snapshotSync(context.sessionId);
+  return { nodes: snapshot.byId, ordered: snapshot.ordered };
 }
 
 function docOf(node: SessionNode | undefined): string | null {

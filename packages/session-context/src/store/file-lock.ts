@@ -19,6 +19,8 @@ export interface LockOptions {
 }
 
 const HOST = hostname();
+// Node has no fork(): the pid of this process never changes, and reading it is a syscall.
+const PID = process.pid;
 const held = new Set<string>();
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
@@ -90,7 +92,7 @@ function tryAcquire(lockPath: string, staleMs: number): string | null {
   try {
     const fd = openSync(lockPath, "wx", FILE_MODE);
     try {
-      writeSync(fd, `${process.pid} ${HOST} ${token}\n`);
+      writeSync(fd, `${PID} ${HOST} ${token}\n`);
     } finally {
       closeSync(fd);
     }
@@ -168,7 +170,7 @@ export function isProcessAlive(pid: number): boolean {
 
 /** This process's identity as written into lock and lease files. */
 export function processIdentity(): { pid: number; host: string } {
-  return { pid: process.pid, host: HOST };
+  return { pid: PID, host: HOST };
 }
 
 function describeHolder(lockPath: string): string {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { simpleGit, type SimpleGit } from "simple-git";
 import { GitError } from "../errors.js";
@@ -49,14 +49,19 @@ const prepared = new Set<string>();
  * Creates the session repository on first use (local identity, our
  * exclusions, an empty "session init" commit), or adds our exclusions to a
  * repository made by the Python store. Call under the session's commit lock.
+ *
+ * simple-git waits 50 ms after any git command that printed nothing, so every
+ * command here is one that prints (no --quiet), and the identity is written
+ * into the new repository's config file directly rather than by two silent
+ * `git config` calls.
  */
 export async function ensureRepository(paths: SessionPaths): Promise<SimpleGit> {
   const git = gitFor(paths.dir);
   if (prepared.has(paths.dir) && existsSync(paths.git)) return git;
   try {
     if (!existsSync(paths.git)) {
-      await git.init(["--initial-branch=main", "--quiet"]);
-      await git.addConfig("user.name", GIT_AUTHOR.name).addConfig("user.email", GIT_AUTHOR.email);
+      await git.init(["--initial-branch=main"]);
+      appendFileSync(join(paths.git, "config"), `[user]\n\tname = ${GIT_AUTHOR.name}\n\temail = ${GIT_AUTHOR.email}\n`);
       writeExcludes(paths);
       await git.commit("session init", undefined, { "--allow-empty": null });
     } else {
@@ -84,7 +89,8 @@ function writeExcludes(paths: SessionPaths): void {
 export async function commitAll(paths: SessionPaths, message: string): Promise<string | null> {
   const git = await ensureRepository(paths);
   try {
-    await git.add(["-A"]);
+    // --verbose: see ensureRepository on simple-git's wait after silent commands.
+    await git.add(["-A", "--verbose"]);
     // simple-git parses the sha from git's summary line, so no --quiet; an empty sha means nothing changed.
     const result = await git.commit(message);
     if (!result.commit) return null;

@@ -25,6 +25,8 @@ interface HistoryState {
   journalOffset: number;
   /** history/ mtime after the last change we know of; a different value means a writer that does not journal. */
   historyMtimeNs: bigint;
+  /** The nodes in seq order, kept in step by `remember`; null until someone asks. */
+  ordered: SessionNode[] | null;
 }
 
 /**
@@ -118,7 +120,8 @@ export class HistoryFiles {
     writeFileAtomicSync(join(paths.history, fileName), text);
     this.remember(state, fileName, freezeNode(node));
     if (appendJournalLine(paths.journal, fileName)) {
-      state.journalOffset = sizeOrZero(paths.journal);
+      // Under the session lock nobody else appends to the journal, so our line is the only growth.
+      state.journalOffset += Buffer.byteLength(fileName) + 1;
       state.historyMtimeNs = historyMtime(paths);
     } else {
       // The node is safely on disk; without its journal line every reader, this one included, re-reads history/.
@@ -127,10 +130,12 @@ export class HistoryFiles {
   }
 
   private remember(state: HistoryState, fileName: string, node: SessionNode): void {
+    const previous = state.byId.get(node.id);
     state.byId.set(node.id, node);
     state.bySeq.set(node.seq, node);
     state.fileById.set(node.id, fileName);
     state.problems.delete(fileName);
+    if (state.ordered && !keepOrdered(state.ordered, node, previous)) state.ordered = null;
     if (node.seq > state.maxSeq) state.maxSeq = node.seq;
   }
 
@@ -146,6 +151,7 @@ export class HistoryFiles {
       maxSeq: -1,
       journalOffset,
       historyMtimeNs,
+      ordered: null,
     };
     for (const fileName of readdirSync(paths.history)) this.loadFile(paths, state, fileName);
     this.states.set(paths.history, state);
@@ -199,9 +205,35 @@ export class HistoryFiles {
   }
 }
 
-/** Nodes in seq order from a refreshed state. */
-export function orderedNodes(state: HistoryState): SessionNode[] {
-  return [...state.bySeq.values()].sort((a, b) => a.seq - b.seq);
+/** Nodes in seq order from a refreshed state (shared: do not mutate). */
+export function orderedNodes(state: HistoryState): readonly SessionNode[] {
+  state.ordered ??= [...state.bySeq.values()].sort((a, b) => a.seq - b.seq);
+  return state.ordered;
+}
+
+/**
+ * Keeps the seq-ordered list in step with one remembered node without
+ * re-sorting: appends go on the end, updates replace in place (binary search).
+ * Returns false when the list must be rebuilt instead.
+ */
+function keepOrdered(ordered: SessionNode[], node: SessionNode, previous: SessionNode | undefined): boolean {
+  const last = ordered[ordered.length - 1];
+  if (!previous) {
+    if (last && node.seq <= last.seq) return false;
+    ordered.push(node);
+    return true;
+  }
+  if (previous.seq !== node.seq) return false;
+  let low = 0;
+  let high = ordered.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((ordered[middle] as SessionNode).seq < node.seq) low = middle + 1;
+    else high = middle;
+  }
+  if (ordered[low]?.id !== node.id) return false;
+  ordered[low] = node;
+  return true;
 }
 
 /** Problems (unreadable node files) from a refreshed state. */

@@ -309,7 +309,19 @@ export class SessionDB {
     const paths = this.requirePaths(sessionId);
     return this.withSessionLock(sessionId, () => {
       const state = this.history.refresh(paths);
-      return { nodes: orderedNodes(state), problems: historyProblems(state) };
+      return { nodes: [...orderedNodes(state)], problems: historyProblems(state) };
+    });
+  }
+
+  /**
+   * A fresh, shared, read-only view of the session's nodes (by id and in seq
+   * order) without copying: the core's prompt rendering reads it on every exec.
+   */
+  snapshotSync(sessionId: string): { byId: ReadonlyMap<string, SessionNode>; ordered: readonly SessionNode[] } {
+    const paths = this.requirePaths(sessionId);
+    return this.withSessionLock(sessionId, () => {
+      const state = this.history.refresh(paths);
+      return { byId: state.byId, ordered: orderedNodes(state) };
     });
   }
 

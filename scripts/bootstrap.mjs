@@ -1,0 +1,112 @@
+#!/usr/bin/env node
+// The two newcomer commands, runnable on a machine with only Node 20 and git:
+//   npm run demo [-- "<task>"]   a research session end to end
+//   npm test                     build, typecheck, lint and every test
+// Installs what they need first: pnpm (pinned, into .tools/, no global
+// install), the workspace's dependencies, and, for the browser test, Debian's
+// Chromium when running as root on Debian. Plain Node only: nothing else is
+// installed when this starts.
+import { execFileSync, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { delimiter, dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const PNPM_VERSION = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).packageManager.split("@")[1];
+const env = { ...process.env, TURBO_TELEMETRY_DISABLED: "1", TURBO_NO_UPDATE_NOTIFIER: "1" };
+
+function say(message) {
+  process.stderr.write(`[openprogram] ${message}\n`);
+}
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { cwd: root, stdio: "inherit", env, ...options });
+  if (result.error) throw result.error;
+  return result.status ?? 1;
+}
+
+/** pnpm at the pinned version on PATH (turbo needs the binary there). */
+function ensurePnpm() {
+  const probe = spawnSync("pnpm", ["--version"], { env, encoding: "utf8" });
+  if (probe.status === 0 && probe.stdout.trim() === PNPM_VERSION) return;
+  const toolsBin = join(root, ".tools", "node_modules", ".bin");
+  if (!existsSync(join(toolsBin, "pnpm"))) {
+    say(`installing pnpm ${PNPM_VERSION} into .tools/`);
+    mkdirSync(join(root, ".tools"), { recursive: true });
+    const status = run("npm", ["install", "--prefix", join(root, ".tools"), "--no-audit", "--no-fund", "--loglevel=error", `pnpm@${PNPM_VERSION}`]);
+    if (status !== 0) throw new Error("Could not install pnpm with npm; check access to the npm registry.");
+  }
+  env.PATH = `${toolsBin}${delimiter}${env.PATH ?? ""}`;
+}
+
+/** `pnpm install --frozen-lockfile`, skipped when the lockfile has not changed since the last install. */
+function ensureDependencies() {
+  const lock = readFileSync(join(root, "pnpm-lock.yaml"));
+  const hash = createHash("sha256").update(lock).update(process.version).digest("hex");
+  const marker = join(root, "node_modules", ".openprogram-install");
+  if (existsSync(marker) && readFileSync(marker, "utf8") === hash) return;
+  say("installing dependencies (pnpm install --frozen-lockfile)");
+  if (run("pnpm", ["install", "--frozen-lockfile"]) !== 0) throw new Error("pnpm install failed (see above).");
+  writeFileSync(marker, hash);
+}
+
+/** Debian's Chromium for the dispatcher's browser test. */
+function ensureChromium() {
+  const path = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+  if (existsSync(path)) return;
+  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  if (isRoot && existsSync("/usr/bin/apt-get")) {
+    say("installing Debian's chromium for the browser test (apt-get install -y chromium)");
+    run("apt-get", ["update", "-qq"]);
+    if (run("apt-get", ["install", "-y", "-qq", "chromium"], { env: { ...env, DEBIAN_FRONTEND: "noninteractive" } }) === 0) return;
+  }
+  say(`Chromium is not at ${path}: the browser test will fail. Install it (sudo apt-get install -y chromium) or set CHROMIUM_PATH.`);
+}
+
+function test() {
+  ensurePnpm();
+  ensureDependencies();
+  ensureChromium();
+  // CI order: build, typecheck, lint, test (turbo orders build first through dependsOn).
+  return run("pnpm", ["exec", "turbo", "run", "build", "typecheck", "lint", "test", "--continue", "--output-logs=new-only"]);
+}
+
+function demo(args) {
+  ensurePnpm();
+  ensureDependencies();
+  if (run("pnpm", ["exec", "turbo", "run", "build", "--filter=@openprogram/cli...", "--output-logs=errors-only"]) !== 0) return 1;
+  const demoRoot = join(root, ".demo");
+  const demoEnv = { ...env, OPENPROGRAM_HOME: process.env.OPENPROGRAM_HOME ?? join(demoRoot, "home") };
+  const configured = execFileSync(process.execPath, ["--input-type=module", "-e", "import { resolveRuntimeConfig } from '@openprogram/session-context'; try { const r = resolveRuntimeConfig(); process.stdout.write(r.config ? r.config.provider : 'none'); } catch (e) { process.stdout.write('error: ' + e.message); }"], { cwd: join(root, "packages", "cli"), env: demoEnv, encoding: "utf8" });
+  if (configured.startsWith("error: ")) {
+    say(configured);
+    return 2;
+  }
+  if (configured === "none") {
+    say("No model is configured, so this runs the canned demo: scripted replies from packages/research/demo/replies.json, labelled [canned demo output].");
+    say('To use a real model instead: OPENAI_API_KEY=sk-... npm run demo -- "<task>"   (or OPENAI_BASE_URL=http://localhost:11434/v1 OPENPROGRAM_MODEL=llama3.1 for Ollama)');
+    demoEnv.OPENPROGRAM_PROVIDER = "scripted";
+    demoEnv.OPENPROGRAM_SCRIPT = join(root, "packages", "research", "demo", "replies.json");
+  } else {
+    say(`Using the configured ${configured} provider.`);
+  }
+  const task = args.join(" ").trim() || "Survey how to make LLM agents reliable, then propose and write up one idea.";
+  // The harness writes artifacts to ./research/<session id> of its working directory.
+  mkdirSync(demoRoot, { recursive: true });
+  say(`sessions are stored under ${demoEnv.OPENPROGRAM_HOME}/sessions; artifacts go under ${join(demoRoot, "research")}/<session id>`);
+  return run(process.execPath, [join(root, "packages", "cli", "dist", "bin.js"), "research", task], { env: demoEnv, cwd: demoRoot });
+}
+
+const [command, ...rest] = process.argv.slice(2);
+try {
+  if (command === "test") process.exitCode = test();
+  else if (command === "demo") process.exitCode = demo(rest);
+  else {
+    say("usage: node scripts/bootstrap.mjs test | demo [task]");
+    process.exitCode = 2;
+  }
+} catch (error) {
+  say(error instanceof Error ? error.message : String(error));
+  process.exitCode = 1;
+}

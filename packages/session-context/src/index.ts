@@ -77,6 +77,7 @@ export {
   buildCallTree,
   deleteSession,
   describeSession,
+  doctorSessions,
   exportSession,
   listSessions,
   sessionCallTree,
@@ -87,6 +88,8 @@ export {
   type SessionDetail,
   type StoreOption,
 } from "./sessions/manage.js";
+
+export type { DoctorFinding, DoctorReport, FindingKind } from "./store/doctor.js";
 
 // Carrying a turn across a process boundary (the process runner uses these)
 export { recordAbandonedNodes, relaySessionEvent } from "./context/relay.js";

@@ -1,4 +1,6 @@
+import { existsSync } from "node:fs";
 import { canonicalJson } from "../json/canonical.js";
+import { doctorStore, type DoctorReport } from "../store/doctor.js";
 import { openStore } from "../store/open-store.js";
 import type { ListSessionsOptions, SessionDB } from "../store/session-db.js";
 import type { GitLogEntry, HistoryProblem, SessionMeta, SessionNode, SessionRecord } from "../store/types.js";
@@ -130,4 +132,11 @@ function textOf(value: unknown): string {
 
 function isoTime(seconds: number): string {
   return Number.isFinite(seconds) ? new Date(seconds * 1000).toISOString() : "unknown";
+}
+
+/** Checks a store (or one session) and, with `fix`, repairs what it safely can; see DoctorReport. */
+export async function doctorSessions(options: StoreOption & { sessionId?: string; fix?: boolean } = {}): Promise<DoctorReport> {
+  const db = options.db ?? openStore();
+  if (options.sessionId !== undefined && !existsSync(db.paths(options.sessionId).dir)) throw new SessionNotFoundError(options.sessionId);
+  return doctorStore(db, { ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}), fix: options.fix === true });
 }

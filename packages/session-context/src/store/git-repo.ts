@@ -119,3 +119,27 @@ export async function readLog(paths: SessionPaths, maxCount: number): Promise<Gi
     throw new GitError(`git log failed in ${paths.dir}: ${text}`, { cause: error });
   }
 }
+
+/** Paths git sees as changed or untracked (our exclusions applied); empty when clean or not a repository. */
+export async function uncommittedPaths(paths: SessionPaths): Promise<string[]> {
+  if (!existsSync(paths.git)) return [];
+  try {
+    const status = await gitFor(paths.dir).raw(["status", "--porcelain", "--untracked-files=all"]);
+    return status
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .map((line) => line.slice(3));
+  } catch (error) {
+    throw new GitError(`git status failed in ${paths.dir}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** The committed (HEAD) text of a file in the session repository, or null. */
+export async function committedText(paths: SessionPaths, relativePath: string): Promise<string | null> {
+  if (!existsSync(paths.git)) return null;
+  try {
+    return await gitFor(paths.dir).show([`HEAD:${relativePath}`]);
+  } catch {
+    return null;
+  }
+}

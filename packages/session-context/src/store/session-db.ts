@@ -408,6 +408,21 @@ export class SessionDB {
     return entry ? this.recoverEntry(entry) : false;
   }
 
+  /** Drops this instance's cached view of a session (after repairs made behind its back). */
+  invalidate(sessionId: string): void {
+    this.history.forget(this.paths(sessionId));
+  }
+
+  /** Runs a synchronous section under the session's store lock (for repairs). */
+  withSessionLockSync<T>(sessionId: string, section: () => T): T {
+    return this.withSessionLock(sessionId, section);
+  }
+
+  /** Reads and changes the registry under its lock (for repairs). */
+  updateRegistry(mutate: (entries: Record<string, SessionRecord>) => void): Record<string, SessionRecord> {
+    return this.registry.update(mutate);
+  }
+
   // ---- internals --------------------------------------------------------
 
   /** Registry entries, with crash leftovers recovered first. */

@@ -1,0 +1,123 @@
+import { mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { doctorSessions, SessionDB, type DoctorReport } from "../src/index.js";
+import { createTempStore, type TempStore } from "../src/testing/index.js";
+import { extractPythonFixtures, git } from "./helpers.js";
+
+let store: TempStore;
+beforeEach(() => {
+  store = createTempStore();
+});
+afterEach(() => store.cleanup());
+
+const kinds = (report: DoctorReport): string[] => report.findings.map((finding) => `${finding.sessionId ?? "-"}:${finding.kind}`).sort();
+
+describe("sessions doctor", () => {
+  it("runs clean on the Python fixtures", async () => {
+    const fixture = extractPythonFixtures();
+    try {
+      const report = await doctorSessions({ db: new SessionDB({ root: fixture.root }) });
+      expect(report.findings).toEqual([]);
+      expect(report.healthy).toBe(true);
+      expect(report.sessionsChecked).toBe(2);
+    } finally {
+      fixture.cleanup();
+    }
+  });
+
+  it("finds what crashes and hand edits leave behind, repairs it with fix, and then runs clean", async () => {
+    const db = store.db;
+    // A: a committed session whose node file gets corrupted, plus a duplicate seq and a dangling head.
+    await db.createSession({ id: "a" });
+    const first = await db.appendNode("a", { role: "user", output: "hello" }, { atHead: true, rootMarker: null });
+    const second = await db.appendNode("a", { role: "llm", output: "hi", predecessor: first.id });
+    await db.commitTurn("a", "turn 1");
+    const historyA = join(store.root, "a", "history");
+    const firstFile = readdirSync(historyA).find((name) => name.startsWith("0000-")) as string;
+    writeFileSync(join(historyA, firstFile), '{"id": "tru');
+    const duplicate = { ...JSON.parse(readFileSync(join(historyA, `0001-l-${second.id}.json`), "utf8")), id: "ddddddddd001", created_at: second.created_at + 1 } as Record<string, unknown>;
+    writeFileSync(join(historyA, "0001-l-ddddddddd001.json"), JSON.stringify(duplicate));
+    const meta = JSON.parse(readFileSync(join(store.root, "a", "meta.json"), "utf8")) as Record<string, unknown>;
+    writeFileSync(join(store.root, "a", "meta.json"), JSON.stringify({ ...meta, head_id: "000000000000" }));
+    const temp = join(historyA, ".0002-c-abc.json.tmp-0123abcd");
+    writeFileSync(temp, "{");
+    utimesSync(temp, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+
+    // B: a turn killed mid-way: a running node, status running, a lease of a dead process, never committed.
+    await db.createSession({ id: "b" });
+    await db.appendNode("b", { role: "code", name: "f", metadata: { status: "running" } }, { atHead: true });
+    await db.setStatus("b", "running");
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+    mkdirSync(join(store.root, "b", ".state", "turns"), { recursive: true });
+    writeFileSync(join(store.root, "b", ".state", "turns", "turn_x.lease"), `${dead.stdout} ${hostname()} 0\n`);
+
+    // C: meta.json lost.  D: missing from the registry.  And an orphan registry entry.
+    await db.createSession({ id: "c", title: "Cee" });
+    await db.appendNode("c", { role: "user", output: "x" }, { atHead: true, rootMarker: null });
+    await db.commitTurn("c");
+    rmSync(join(store.root, "c", "meta.json"));
+    await db.createSession({ id: "d" });
+    db.updateRegistry((entries) => {
+      delete entries.d;
+      entries.ghost = { ...(entries.c as NonNullable<typeof entries.c>), id: "ghost" };
+    });
+
+    const fresh = (): SessionDB => new SessionDB({ root: store.root });
+    const before = await doctorSessions({ db: fresh() });
+    expect(kinds(before)).toEqual(
+      [
+        "a:corrupt_node",
+        "a:dangling_head",
+        "a:duplicate_seq",
+        "a:temp_leftover",
+        "a:uncommitted_tail",
+        "b:stuck_status",
+        "b:uncommitted_tail",
+        "b:unfinished_node",
+        "c:missing_meta",
+        "c:uncommitted_tail",
+        "d:registry_missing_entry",
+        "ghost:registry_orphan_entry",
+      ].sort(),
+    );
+    expect(before.healthy).toBe(false);
+    expect(before.findings.every((finding) => !finding.fixed)).toBe(true);
+    const corrupt = before.findings.find((finding) => finding.kind === "corrupt_node");
+    expect(corrupt?.path).toBe(join(historyA, firstFile));
+
+    const repaired = await doctorSessions({ db: fresh(), fix: true });
+    expect(repaired.findings.filter((finding) => finding.severity === "error").every((finding) => finding.fixed)).toBe(true);
+    expect(repaired.healthy).toBe(true);
+    for (const finding of repaired.findings) expect(finding.remedy).not.toBe("");
+
+    const after = await doctorSessions({ db: fresh() });
+    expect(after.findings.filter((finding) => finding.severity === "error")).toEqual([]);
+    expect(kinds(after)).toEqual([]);
+
+    const reopened = fresh();
+    const nodesA = await reopened.loadNodes("a");
+    expect(nodesA.map((node) => node.output)).toEqual(["hello", "hi", "hi"]);
+    expect(new Set(nodesA.map((node) => node.seq)).size).toBe(3);
+    // The newest conversation tip: the duplicate, moved to seq 2.
+    expect((await reopened.readMeta("a")).head_id).toBe("ddddddddd001");
+    expect(nodesA.find((node) => node.id === "ddddddddd001")?.seq).toBe(2);
+    expect((await reopened.loadNodes("b"))[0]?.metadata.status).toBe("interrupted");
+    expect((await reopened.getSession("b"))?.status).toBe("idle");
+    expect((await reopened.readMeta("c")).title).toBe("Cee");
+    expect((await reopened.listSessions()).map((session) => session.id).sort()).toEqual(["a", "b", "c", "d"]);
+    expect(git(join(store.root, "b"), "status", "--porcelain")).toBe("");
+  });
+
+  it("does not repair a session whose turn is running", async () => {
+    await store.db.createSession({ id: "busy" });
+    await store.db.beginTurn("busy", "turn_live");
+    await store.db.appendNode("busy", { role: "code", name: "f", metadata: { status: "running" } });
+    const report = await doctorSessions({ db: store.db, fix: true });
+    expect(report.findings.filter((finding) => finding.fixed)).toEqual([]);
+    expect((await store.db.loadNodes("busy"))[0]?.metadata.status).toBe("running");
+    await store.db.endTurn("busy", "turn_live", { status: "idle" });
+  });
+});

@@ -11,6 +11,9 @@ export function dumpsPython(value: unknown): string {
   return parts.join("");
 }
 
+/** Deeper values are refused: JSON readers (ours and Python's) recurse per level. */
+export const MAX_JSON_DEPTH = 512;
+
 /**
  * Python's `json.dumps(value, indent=2)`: JSON.stringify's layout already
  * matches it, apart from ASCII escaping (registry values are strings,
@@ -60,6 +63,7 @@ function writeValue(value: unknown, parts: string[], seen: Set<object>): void {
     return;
   }
   if (seen.has(object)) throw new InvalidNodeError("Cannot serialise a value that contains a cycle as JSON.");
+  if (seen.size >= MAX_JSON_DEPTH) throw new InvalidNodeError(`Cannot store a value nested deeper than ${MAX_JSON_DEPTH} levels.`);
   seen.add(object);
   if (Array.isArray(object)) {
     parts.push("[");

@@ -12,6 +12,7 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 interface Manifest {
   name: string;
   dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
 }
 
 function workspacePackages(): Map<string, string> {
@@ -56,7 +57,9 @@ export default function ensureBuilt(): void {
     const deps = (JSON.parse(readFileSync(join(packages.get(name) as string, "package.json"), "utf8")) as Manifest).dependencies ?? {};
     for (const dep of Object.keys(deps)) visit(dep);
   };
-  visit(manifest.name);
+  // A test-only package (tests/*) is not built itself; what it tests is.
+  if (packages.has(manifest.name)) visit(manifest.name);
+  else for (const dep of Object.keys({ ...manifest.dependencies, ...manifest.devDependencies })) visit(dep);
   const stale = [...needed].filter((name) => isStale(packages.get(name) as string));
   if (stale.length === 0) return;
   process.stderr.write(`ensure-built: building ${stale.join(", ")} (dist missing or older than src)\n`);

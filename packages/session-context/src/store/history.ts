@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { InvalidNodeError, NodeNotFoundError } from "../errors.js";
+import { InvalidNodeError, NodeNotFoundError, StoreWriteError } from "../errors.js";
 import { mintNodeId } from "../ids.js";
 import { dumpsPython } from "../json/python-json.js";
 import { DIR_MODE, FILE_MODE, writeFileAtomicSync } from "./atomic-file.js";
@@ -296,7 +296,11 @@ function appendJournalLine(journalPath: string, fileName: string): boolean {
 function historyMtime(paths: SessionPaths): bigint {
   const stat = statSync(paths.history, { bigint: true, throwIfNoEntry: false });
   if (stat) return stat.mtimeNs;
-  mkdirSync(paths.history, { recursive: true, mode: DIR_MODE });
+  try {
+    mkdirSync(paths.history, { recursive: true, mode: DIR_MODE });
+  } catch (error) {
+    throw new StoreWriteError(paths.history, error);
+  }
   return statSync(paths.history, { bigint: true }).mtimeNs;
 }
 

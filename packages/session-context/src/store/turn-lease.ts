@@ -1,5 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
+import { StoreWriteError } from "../errors.js";
 import { DIR_MODE, writeFileAtomicSync } from "./atomic-file.js";
 import { isProcessAlive, processIdentity } from "./file-lock.js";
 import type { SessionPaths } from "./layout.js";
@@ -10,7 +11,11 @@ import type { SessionPaths } from "./layout.js";
  * dead processes was left behind by a crash and can be recovered.
  */
 export function takeTurnLease(paths: SessionPaths, turnId: string): void {
-  mkdirSync(paths.turns, { recursive: true, mode: DIR_MODE });
+  try {
+    mkdirSync(paths.turns, { recursive: true, mode: DIR_MODE });
+  } catch (error) {
+    throw new StoreWriteError(paths.turns, error);
+  }
   const { pid, host } = processIdentity();
   writeFileAtomicSync(join(paths.turns, leaseName(turnId)), `${pid} ${host} ${Date.now()}\n`);
 }

@@ -8,6 +8,7 @@ export { assertValidSessionId, isValidSessionId, MAX_SESSION_ID_LENGTH, mintPref
 export { sessionContext } from "./context/session-context.js";
 export type { SessionContextOptions, SessionHandle, CallFrame } from "./context/types.js";
 export {
+  type CurrentSession,
   currentAsker,
   currentCallId,
   currentRuntime,

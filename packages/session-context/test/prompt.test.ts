@@ -166,3 +166,27 @@ describe("history rendering", () => {
     }
   });
 });
+
+describe("provider requests", () => {
+  it("leave no abort listener behind on the context's signal, however many requests a long-lived signal sees", async () => {
+    server = await startFakeOpenAIServer(() => "ok");
+    const runtime = createRuntime({ provider: "openai", baseUrl: server.baseUrl, model: "m", maxRetries: 0 });
+    const controller = new AbortController();
+    let added = 0;
+    let removed = 0;
+    const original = { add: controller.signal.addEventListener.bind(controller.signal), remove: controller.signal.removeEventListener.bind(controller.signal) };
+    controller.signal.addEventListener = ((...args: Parameters<AbortSignal["addEventListener"]>) => {
+      if (args[0] === "abort") added++;
+      original.add(...args);
+    });
+    controller.signal.removeEventListener = ((...args: Parameters<AbortSignal["removeEventListener"]>) => {
+      if (args[0] === "abort") removed++;
+      original.remove(...args);
+    });
+    await sessionContext({ db: store.db, runtime, signal: controller.signal }, async () => {
+      for (let index = 0; index < 12; index++) await designExperiments({ idea: `i${index}` });
+    });
+    expect(server.requests).toHaveLength(12);
+    expect(added - removed).toBe(0);
+  });
+});

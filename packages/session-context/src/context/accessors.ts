@@ -12,16 +12,30 @@ export function requireContext(what: string): ActiveContext {
   return context;
 }
 
-/** The current session: its id and the writer deeper code records through. Throws when none is installed. */
-export function currentSession(): { sessionId: string; writer: SessionNodeWriter; source: string } {
-  const context = requireContext("currentSession()");
-  return { sessionId: context.sessionId, writer: context.writer, source: context.source };
+/** What `currentSession()` tells about the installed session. */
+export interface CurrentSession {
+  sessionId: string;
+  /** The handle deeper code records nodes through. */
+  writer: SessionNodeWriter;
+  /** The entry that installed the context ("cli", "web", ...). */
+  source: string;
+  /** The store's sessions root (where no other files belong). */
+  sessionsRoot: string;
+}
+
+/** The current session. Throws SessionContextMissingError when none is installed. */
+export function currentSession(): CurrentSession {
+  return describe(requireContext("currentSession()"));
 }
 
 /** Like currentSession(), but undefined when no context is installed. */
-export function currentSessionIfAny(): { sessionId: string; writer: SessionNodeWriter; source: string } | undefined {
+export function currentSessionIfAny(): CurrentSession | undefined {
   const context = activeContext();
-  return context ? { sessionId: context.sessionId, writer: context.writer, source: context.source } : undefined;
+  return context ? describe(context) : undefined;
+}
+
+function describe(context: ActiveContext): CurrentSession {
+  return { sessionId: context.sessionId, writer: context.writer, source: context.source, sessionsRoot: context.db.root };
 }
 
 /** The current turn's id. Throws when no context is installed. */

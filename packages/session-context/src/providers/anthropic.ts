@@ -1,5 +1,6 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { CancelledError, ProviderError } from "../errors.js";
+import { requestSignal } from "./request-signal.js";
 import type { ChatMessage, CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
 
 /** Settings of the Anthropic provider. */
@@ -30,6 +31,7 @@ export class AnthropicProvider implements ModelProvider {
       },
     });
     const system = request.messages.filter((message) => message.role === "system").map((message) => message.content);
+    const linked = requestSignal(options.signal);
     try {
       const message = await client.messages.create(
         {
@@ -39,7 +41,7 @@ export class AnthropicProvider implements ModelProvider {
           messages: alternating(request.messages.filter((entry) => entry.role !== "system")),
           ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
         },
-        { signal: options.signal },
+        { signal: linked.signal },
       );
       const text = message.content.map((block) => (block.type === "text" ? block.text : "")).join("");
       return {
@@ -58,6 +60,8 @@ export class AnthropicProvider implements ModelProvider {
         throw new ProviderError(this.name, typeof error.status === "number" ? error.status : null, body?.error?.message ?? error.message, { cause: error });
       }
       throw new ProviderError(this.name, null, (error as Error)?.message ?? String(error), { cause: error });
+    } finally {
+      linked.release();
     }
   }
 }

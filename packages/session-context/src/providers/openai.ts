@@ -1,6 +1,7 @@
 import OpenAI from "openai";
 import { CancelledError, ProviderError } from "../errors.js";
 import { chatCompletionsBody } from "./openai-body.js";
+import { requestSignal } from "./request-signal.js";
 import type { CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
 
 /** Settings of the OpenAI-compatible provider. */
@@ -30,8 +31,9 @@ export class OpenAIChatProvider implements ModelProvider {
         return fetch(url, init);
       },
     });
+    const linked = requestSignal(options.signal);
     try {
-      const completion = await client.chat.completions.create(chatCompletionsBody(request), { signal: options.signal });
+      const completion = await client.chat.completions.create(chatCompletionsBody(request), { signal: linked.signal });
       const choice = completion.choices[0];
       if (!choice) throw new ProviderError(this.name, null, "the response had no choices");
       return {
@@ -41,6 +43,8 @@ export class OpenAIChatProvider implements ModelProvider {
       };
     } catch (error) {
       throw this.translate(error, options.signal);
+    } finally {
+      linked.release();
     }
   }
 

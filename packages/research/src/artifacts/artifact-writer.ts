@@ -1,0 +1,109 @@
+import { randomBytes } from "node:crypto";
+import { closeSync, copyFileSync, constants, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { basename, dirname, join, relative, sep } from "node:path";
+import { ArtifactWriteError } from "../errors.js";
+import { nextVersionPath } from "./versioned-name.js";
+
+/**
+ * Writes a run's artifacts into its work dir. Each file is written whole to a
+ * temp file, fsynced and renamed into place, so an interrupted run leaves
+ * complete files. A file that already exists with other content is kept: it
+ * is linked to `<name>.v<N>.md` first (see nextVersionPath), and the name is
+ * then replaced atomically. Identical content is left as it is.
+ */
+export class ArtifactWriter {
+  /** Artifacts written by this run, relative to the work dir, in order, each once. */
+  readonly written: string[] = [];
+  /** Earlier files moved aside by this run, relative to the work dir. */
+  readonly versioned: string[] = [];
+
+  constructor(readonly workDir: string) {}
+
+  /** Writes `artifact` ('/'-separated, relative to the work dir); returns its absolute path. */
+  write(artifact: string, content: string): string {
+    const path = join(this.workDir, ...artifact.split("/"));
+    const bytes = Buffer.from(content, "utf8");
+    let temp: string | null = null;
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      const existing = readIfExists(path);
+      if (existing === null || !existing.equals(bytes)) {
+        temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+        writeDurably(temp, bytes);
+        if (existing !== null) this.versioned.push(this.relativeName(keepAside(path)));
+        renameSync(temp, path);
+        temp = null;
+        syncDirectory(dirname(path));
+      }
+    } catch (error) {
+      if (temp !== null) removeQuietly(temp);
+      throw new ArtifactWriteError(this.workDir, artifact, error);
+    }
+    if (!this.written.includes(artifact)) this.written.push(artifact);
+    return path;
+  }
+
+  private relativeName(path: string): string {
+    return relative(this.workDir, path).split(sep).join("/");
+  }
+}
+
+function readIfExists(path: string): Buffer | null {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
+}
+
+function writeDurably(path: string, bytes: Buffer): void {
+  const fd = openSync(path, "wx", 0o644);
+  try {
+    writeSync(fd, bytes);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Gives the current file a version name while it keeps its own, so the name is never missing. */
+function keepAside(path: string): string {
+  for (;;) {
+    const target = nextVersionPath(path);
+    try {
+      linkSync(path, target);
+      return target;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // Another writer took this version number between the scan and the link: scan again.
+      if (code === "EEXIST") continue;
+      // File systems without hard links get a copy (exclusive, so nothing is overwritten).
+      if (code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP" || code === "EXDEV") {
+        copyFileSync(path, target, constants.COPYFILE_EXCL);
+        return target;
+      }
+      throw error;
+    }
+  }
+}
+
+function syncDirectory(path: string): void {
+  let fd: number | null = null;
+  try {
+    fd = openSync(path, "r");
+    fsyncSync(fd);
+  } catch {
+    // Some platforms cannot fsync a directory; the rename itself is still atomic.
+  } finally {
+    if (fd !== null) closeSync(fd);
+  }
+}
+
+function removeQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Already gone.
+  }
+}

@@ -1,0 +1,31 @@
+// @openprogram/research: the research harness. Entry file: wiring only.
+
+export { runResearch, type RunResearchOptions, type RunResearchResult } from "./run-research.js";
+export { researchAgent, RESEARCH_AGENT_DOC } from "./research-agent.js";
+export * from "./stages/index.js";
+export { validateResearchRequest, type ResearchRequestOptions } from "./validate-request.js";
+export { DEFAULT_SECTIONS, sectionTitle } from "./sections.js";
+export { ArtifactWriteError, ReplyFormatError } from "./errors.js";
+export { ArtifactWriter } from "./artifacts/artifact-writer.js";
+export {
+  CHOSEN_IDEA_FILE,
+  EXPERIMENT_PLAN_FILE,
+  IDEAS_FILE,
+  LITERATURE_REVIEW_FILE,
+  PAPER_FILE,
+  REVIEW_FILE,
+  sectionFile,
+} from "./artifacts/layout.js";
+export { UNVERIFIED_BANNER } from "./artifacts/render.js";
+export type {
+  ChosenIdea,
+  Experiment,
+  ExperimentPlan,
+  Idea,
+  LiteratureReview,
+  PaperReview,
+  ResearchInput,
+  ResearchResult,
+  ReviewScores,
+  SectionDraft,
+} from "./types.js";

@@ -93,4 +93,4 @@ export {
 export type { DoctorFinding, DoctorReport, FindingKind } from "./store/doctor.js";
 
 // Carrying a turn across a process boundary (the process runner uses these)
-export { recordAbandonedNodes, relaySessionEvent } from "./context/relay.js";
+export { beginCurrentTurn, recordAbandonedNodes, relaySessionEvent } from "./context/relay.js";

@@ -32,6 +32,8 @@ export interface ContextCarrier {
 export function contextCarrierEnv(): Record<string, string> {
   const context = activeContext();
   if (!context) return {};
+  // Whatever the child records belongs to this turn, which must therefore be committed when it ends.
+  context.turn.delegated = true;
   const callerId = callIdOf(context) ?? "";
   return {
     [CARRIER_VARIABLES.sessionId]: context.sessionId,

@@ -5,6 +5,15 @@ import { requireContext } from "./accessors.js";
 import type { SessionEvent } from "./events.js";
 
 /**
+ * Begins the current turn now (session status running, turn lease) for work
+ * this turn does in another process, so the turn is committed when its
+ * context ends even if this process writes nothing itself.
+ */
+export async function beginCurrentTurn(): Promise<void> {
+  await requireContext("beginCurrentTurn()").beginTurn();
+}
+
+/**
  * Passes an event that happened elsewhere (a child process of this turn) to
  * the current context's `onEvent`, in order, as if it had happened here.
  */

@@ -49,6 +49,7 @@ export async function sessionContext<T>(first: SessionContextOptions | SessionFn
         owner: !joinsRemote,
         began: joinsRemote,
         beginning: null,
+        delegated: false,
       };
   const runtime = resolveRuntime(options, outer);
   const onEvent = options.onEvent ?? outer?.onEvent ?? null;
@@ -96,7 +97,7 @@ export async function sessionContext<T>(first: SessionContextOptions | SessionFn
   } catch (error) {
     outcome = { ok: false, error };
   }
-  if (endsTurn && turn.began) {
+  if (endsTurn && (turn.began || turn.delegated)) {
     const status: SessionStatus = outcome.ok || isCancellation(outcome.error) ? "idle" : "failed";
     try {
       await db.endTurn(sessionId, turn.turnId, { status, message: `turn ${turn.turnId} (${context.source})` });

@@ -29,6 +29,8 @@ export interface TurnState {
   began: boolean;
   /** Set once the turn has begun (lease taken, status running). */
   beginning: Promise<void> | null;
+  /** Another process was handed this turn (contextCarrierEnv): commit it at the end even if this process wrote nothing. */
+  delegated: boolean;
 }
 
 /** The installed per-turn context. Immutable: nesting creates a new object. */

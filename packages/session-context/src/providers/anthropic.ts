@@ -1,4 +1,4 @@
-import Anthropic from "@anthropic-ai/sdk";
+import type AnthropicClient from "@anthropic-ai/sdk";
 import { CancelledError, ProviderError } from "../errors.js";
 import { requestSignal } from "./request-signal.js";
 import type { ChatMessage, CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
@@ -20,6 +20,7 @@ export class AnthropicProvider implements ModelProvider {
   constructor(private readonly options: AnthropicProviderOptions) {}
 
   async complete(request: ModelRequest, options: CompleteOptions): Promise<ModelResponse> {
+    const Anthropic = await loadSdk();
     const client = new Anthropic({
       apiKey: this.options.apiKey,
       ...(this.options.baseUrl ? { baseURL: this.options.baseUrl } : {}),
@@ -64,6 +65,14 @@ export class AnthropicProvider implements ModelProvider {
       linked.release();
     }
   }
+}
+
+let sdk: Promise<typeof AnthropicClient> | undefined;
+
+/** Loaded on the first request (it is the heaviest import of the core). */
+function loadSdk(): Promise<typeof AnthropicClient> {
+  sdk ??= import("@anthropic-ai/sdk").then((module) => module.default);
+  return sdk;
 }
 
 /** The Messages API wants user/assistant turns alternating and starting with the user. */

@@ -1,4 +1,4 @@
-import OpenAI from "openai";
+import type OpenAIClient from "openai";
 import { CancelledError, ProviderError } from "../errors.js";
 import { chatCompletionsBody } from "./openai-body.js";
 import { requestSignal } from "./request-signal.js";
@@ -20,6 +20,7 @@ export class OpenAIChatProvider implements ModelProvider {
   constructor(private readonly options: OpenAIProviderOptions) {}
 
   async complete(request: ModelRequest, options: CompleteOptions): Promise<ModelResponse> {
+    const OpenAI = await loadSdk();
     // A client per request lets the fetch hook see exactly this request's body bytes.
     const client = new OpenAI({
       apiKey: this.options.apiKey,
@@ -42,13 +43,13 @@ export class OpenAIChatProvider implements ModelProvider {
         usage: { inputTokens: completion.usage?.prompt_tokens, outputTokens: completion.usage?.completion_tokens },
       };
     } catch (error) {
-      throw this.translate(error, options.signal);
+      throw this.translate(OpenAI, error, options.signal);
     } finally {
       linked.release();
     }
   }
 
-  private translate(error: unknown, signal: AbortSignal): Error {
+  private translate(OpenAI: typeof OpenAIClient, error: unknown, signal: AbortSignal): Error {
     if (error instanceof ProviderError) return error;
     if (signal.aborted || error instanceof OpenAI.APIUserAbortError) return new CancelledError(signal.reason);
     if (error instanceof OpenAI.APIConnectionError) {
@@ -59,6 +60,14 @@ export class OpenAIChatProvider implements ModelProvider {
     }
     return new ProviderError(this.name, null, (error as Error)?.message ?? String(error), { cause: error });
   }
+}
+
+let sdk: Promise<typeof OpenAIClient> | undefined;
+
+/** The SDK is loaded on the first request: commands that never call a model should not pay for it at startup. */
+function loadSdk(): Promise<typeof OpenAIClient> {
+  sdk ??= import("openai").then((module) => module.default);
+  return sdk;
 }
 
 function providerMessage(error: { error?: unknown; message: string }): string {

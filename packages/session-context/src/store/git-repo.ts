@@ -1,6 +1,7 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { simpleGit, type SimpleGit } from "simple-git";
+import type * as SimpleGitModule from "simple-git";
+import type { SimpleGit } from "simple-git";
 import { GitError } from "../errors.js";
 import { GIT_EXCLUDES, type SessionPaths } from "./layout.js";
 import type { GitLogEntry } from "./types.js";
@@ -32,7 +33,12 @@ function pick(names: string[]): Record<string, string> {
   return picked;
 }
 
-function gitFor(directory: string): SimpleGit {
+let library: Promise<typeof SimpleGitModule> | undefined;
+
+/** simple-git is loaded on the first git call: listing or reading sessions never needs it. */
+async function gitFor(directory: string): Promise<SimpleGit> {
+  library ??= import("simple-git");
+  const { simpleGit } = await library;
   // simple-git guards these variables because they can redirect git; ours point at nothing.
   return simpleGit({
     baseDir: directory,
@@ -56,7 +62,7 @@ const prepared = new Set<string>();
  * `git config` calls.
  */
 export async function ensureRepository(paths: SessionPaths): Promise<SimpleGit> {
-  const git = gitFor(paths.dir);
+  const git = await gitFor(paths.dir);
   if (prepared.has(paths.dir) && existsSync(paths.git)) return git;
   try {
     if (!existsSync(paths.git)) {
@@ -106,7 +112,7 @@ export async function commitAll(paths: SessionPaths, message: string): Promise<s
 export async function readLog(paths: SessionPaths, maxCount: number): Promise<GitLogEntry[]> {
   if (!existsSync(paths.git)) return [];
   try {
-    const log = await gitFor(paths.dir).log({ maxCount });
+    const log = await (await gitFor(paths.dir)).log({ maxCount });
     return log.all.map((entry) => ({
       hash: entry.hash,
       date: entry.date,
@@ -124,7 +130,7 @@ export async function readLog(paths: SessionPaths, maxCount: number): Promise<Gi
 export async function uncommittedPaths(paths: SessionPaths): Promise<string[]> {
   if (!existsSync(paths.git)) return [];
   try {
-    const status = await gitFor(paths.dir).raw(["status", "--porcelain", "--untracked-files=all"]);
+    const status = await (await gitFor(paths.dir)).raw(["status", "--porcelain", "--untracked-files=all"]);
     return status
       .split("\n")
       .filter((line) => line.trim() !== "")
@@ -138,7 +144,7 @@ export async function uncommittedPaths(paths: SessionPaths): Promise<string[]> {
 export async function committedText(paths: SessionPaths, relativePath: string): Promise<string | null> {
   if (!existsSync(paths.git)) return null;
   try {
-    return await gitFor(paths.dir).show([`HEAD:${relativePath}`]);
+    return await (await gitFor(paths.dir)).show([`HEAD:${relativePath}`]);
   } catch {
     return null;
   }

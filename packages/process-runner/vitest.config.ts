@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
 import { sharedTestConfig } from "../../vitest.shared.js";
 
-export default defineConfig(sharedTestConfig(import.meta.dirname));
+// The child runs the built dist/child-entry.js: rebuild a stale dist first.
+export default defineConfig(sharedTestConfig(import.meta.dirname, { needsBuild: true }));

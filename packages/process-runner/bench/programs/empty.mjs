@@ -1,0 +1,1 @@
+// The baseline: a Node process that does nothing.

@@ -1,0 +1,2 @@
+// What every child pays before it can record anything: loading the core.
+await import("@openprogram/session-context");

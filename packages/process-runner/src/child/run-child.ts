@@ -1,0 +1,73 @@
+import { openStore, readContextCarrier, serializeError, sessionContext } from "@openprogram/session-context";
+import type { ParentChannel } from "./parent-channel.js";
+import { loadProgram } from "./load-program.js";
+import { createRelayAsker } from "./relay-asker.js";
+
+/**
+ * The child's whole life: load the program, enter the parent's turn through
+ * `sessionContext` (the same entry every other program uses), run the
+ * function, report, exit. Never returns.
+ */
+export async function runChild(channel: ParentChannel): Promise<never> {
+  const controller = new AbortController();
+  let reporting = false;
+  const start = await channel.started;
+  const asker = start.hasAsker ? createRelayAsker((message) => channel.send(message)) : null;
+  channel.onMessage((message) => {
+    switch (message.type) {
+      case "abort":
+        controller.abort(message.reason);
+        return;
+      case "answer":
+        asker?.answer(message);
+        return;
+      case "start":
+        return;
+    }
+  });
+  channel.onDisconnect(() => {
+    if (reporting) return;
+    // The parent is gone: cancel, give the work its grace period, then take the whole group down (no orphans).
+    controller.abort("the parent process went away");
+    setTimeout(() => process.kill(-process.pid, "SIGKILL"), start.graceMs).unref();
+  });
+
+  const loaded = await loadProgram(start.moduleUrl, start.exportName, start.typeScriptLoader);
+  if (!loaded.ok) return finish(channel, { type: "load_error", kind: loaded.kind, message: loaded.message }, 1);
+
+  let value: unknown;
+  try {
+    const carrier = readContextCarrier();
+    if (!carrier) throw new Error("The child process received no session context (OPENPROGRAM_SESSION_ID is not set); start it with runInChild().");
+    value = await sessionContext(
+      {
+        sessionId: carrier.sessionId,
+        turnId: carrier.turnId,
+        callerId: carrier.callerId,
+        ...(carrier.sessionsRoot ? { db: openStore({ root: carrier.sessionsRoot }) } : {}),
+        asker,
+        signal: controller.signal,
+        onEvent: (event) => void channel.send({ type: "event", event }),
+        source: "process",
+      },
+      () => loaded.program(start.input),
+    );
+  } catch (error) {
+    reporting = true;
+    return finish(channel, { type: "error", error: serializeError(error, { stack: true }) }, 1);
+  }
+  reporting = true;
+  let sendable: string | undefined;
+  try {
+    sendable = JSON.stringify(value);
+  } catch (error) {
+    const message = `The result of ${start.exportName} is not JSON-serialisable (${(error as Error).message}); return plain JSON data.`;
+    return finish(channel, { type: "unsendable_result", message }, 1);
+  }
+  return finish(channel, sendable === undefined ? { type: "result" } : { type: "result", value: JSON.parse(sendable) as unknown }, 0);
+}
+
+async function finish(channel: ParentChannel, message: Parameters<ParentChannel["send"]>[0], exitCode: number): Promise<never> {
+  await channel.send(message);
+  process.exit(exitCode);
+}

@@ -1,0 +1,66 @@
+import { InvalidInputError } from "@openprogram/session-context";
+
+/**
+ * Throws InvalidInputError, naming the offending path, unless `input` is
+ * undefined or a plain JSON object. The child receives a JSON copy, so
+ * anything JSON would drop or change (functions, Dates, Maps, NaN, class
+ * instances, cycles) would make the child see different input than the caller
+ * passed: refused up front instead.
+ */
+export function assertJsonInput(input: unknown, label: string): void {
+  if (input === undefined) return;
+  if (!isPlainObject(input)) {
+    throw new InvalidInputError(`${label}: input must be one plain JSON object (an agentic function takes one input object), not ${describe(input)}.`);
+  }
+  visit(input, "input", new Set(), label);
+}
+
+function visit(value: unknown, path: string, ancestors: Set<object>, label: string): void {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return;
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) fail(label, path, `the number ${String(value)}, which JSON turns into null`);
+    return;
+  }
+  if (typeof value !== "object") fail(label, path, describe(value));
+  const object = value;
+  if (ancestors.has(object)) fail(label, path, "a reference back to one of its parents (a cycle)");
+  if (!Array.isArray(object) && !isPlainObject(object)) fail(label, path, describe(object));
+  ancestors.add(object);
+  if (Array.isArray(object)) {
+    object.forEach((item, index) => {
+      if (item === undefined) fail(label, `${path}[${index}]`, "undefined, which JSON turns into null");
+      visit(item, `${path}[${index}]`, ancestors, label);
+    });
+  } else {
+    for (const [key, item] of Object.entries(object)) {
+      // An undefined property is simply absent on the other side, as in a JSON body.
+      if (item !== undefined) visit(item, `${path}${/^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`}`, ancestors, label);
+    }
+  }
+  ancestors.delete(object);
+}
+
+function fail(label: string, path: string, what: string): never {
+  throw new InvalidInputError(
+    `${label}: ${path} is ${what}. Input to a child process must be plain JSON (objects, arrays, strings, finite numbers, booleans, null); convert it first (e.g. a Date to an ISO string).`,
+  );
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "function") return "a function";
+  if (typeof value === "bigint") return "a bigint";
+  if (typeof value === "symbol") return "a symbol";
+  if (typeof value === "object") {
+    const name = (Object.getPrototypeOf(value) as { constructor?: { name?: string } } | null)?.constructor?.name;
+    return name ? `a ${name} object` : "an object";
+  }
+  return `a ${typeof value}`;
+}

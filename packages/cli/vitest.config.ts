@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
 import { sharedTestConfig } from "../../vitest.shared.js";
 
-export default defineConfig(sharedTestConfig(import.meta.dirname));
+// The tests run the built binary (dist/bin.js) in child processes, as a user would.
+export default defineConfig(sharedTestConfig(import.meta.dirname, { needsBuild: true }));

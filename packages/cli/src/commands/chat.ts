@@ -1,0 +1,123 @@
+import { createInterface } from "node:readline";
+import { chat, type Runtime } from "@openprogram/session-context";
+import type { CommandContext } from "../command-context.js";
+import { EXIT_CODES } from "../exit-codes.js";
+import { isTerminal } from "../io.js";
+import { formatError, sessionLine, summarizeError, writeJson, writeLine } from "../output.js";
+import { reportFailure } from "../report.js";
+import { runTurn } from "../run-turn.js";
+import { requireRuntime } from "../runtime.js";
+import { selectSession, type SessionFlags } from "../session-selection.js";
+
+/** Flags of `openprogram chat`. */
+export interface ChatFlags extends SessionFlags {
+  /** A system message for every turn. */
+  system?: string;
+  /** One JSON object per turn on stdout. */
+  json?: boolean;
+}
+
+/** The --json line of one chat turn. */
+export interface ChatJsonTurn {
+  ok: boolean;
+  session_id: string;
+  created: boolean;
+  turn_id: string;
+  reply?: string;
+  error?: { code: string; name: string; message: string };
+}
+
+const EXIT_WORDS = new Set(["/exit", "/quit"]);
+
+/**
+ * `openprogram chat`: a conversation with the configured model. Each input
+ * line is one turn, `sessionContext({ sessionId, source: "cli" }, () => chat(line))`,
+ * exactly what the web's chat frame runs; the first turn without an id
+ * creates the session and prints its id. `/exit` or end of input leaves.
+ * Ctrl-C cancels a running turn (recorded cancelled); at the prompt it leaves with 130.
+ * SIGTERM cancels the running turn and leaves with 143.
+ */
+export async function chatCommand(flags: ChatFlags, context: CommandContext): Promise<number> {
+  const { io } = context;
+  const json = flags.json === true;
+  let sessionId: string | undefined;
+  let runtime: Runtime;
+  try {
+    sessionId = await selectSession(flags);
+    runtime = requireRuntime();
+  } catch (error) {
+    return reportFailure(context, error, { json, during: "setup" });
+  }
+  const interactive = isTerminal(io.stdin) && isTerminal(io.stderr);
+  const rl = createInterface({ input: io.stdin, output: io.stderr, terminal: interactive, prompt: "you> " });
+  if (sessionId !== undefined) writeLine(io.stderr, sessionLine(sessionId));
+  if (interactive) writeLine(io.stderr, "Type a message and press Enter; /exit or Ctrl-D leaves.");
+
+  let turn: AbortController | null = null;
+  let interruptedAtPrompt = false;
+  let failedTurns = 0;
+  const onInterrupt = (): void => {
+    if (turn && !turn.signal.aborted) {
+      writeLine(io.stderr, "\nCtrl-C: cancelling this turn... (again to exit at once)");
+      turn.abort("interrupted by SIGINT");
+      return;
+    }
+    if (turn) process.exit(EXIT_CODES.interrupted);
+    interruptedAtPrompt = true;
+    rl.close();
+  };
+  // SIGTERM ends the chat: the running turn is cancelled and committed first.
+  let terminated = false;
+  const onTerminate = (): void => {
+    terminated = true;
+    turn?.abort("interrupted by SIGTERM");
+    rl.close();
+  };
+  rl.on("SIGINT", onInterrupt);
+  process.on("SIGINT", onInterrupt);
+  process.on("SIGTERM", onTerminate);
+  try {
+    if (interactive) rl.prompt();
+    for await (const raw of rl) {
+      const line = raw.trim();
+      if (EXIT_WORDS.has(line)) break;
+      if (line !== "") {
+        turn = new AbortController();
+        const outcome = await runTurn({ ...(sessionId !== undefined ? { sessionId } : {}), runtime, signal: turn.signal }, () =>
+          chat(line, flags.system !== undefined ? { system: flags.system } : {}),
+        );
+        const cancelled = turn.signal.aborted;
+        turn = null;
+        if (outcome.handle && sessionId === undefined) {
+          sessionId = outcome.handle.sessionId;
+          writeLine(io.stderr, sessionLine(sessionId));
+        }
+        if (outcome.ok) {
+          if (json) writeJson(io.stdout, chatJson(outcome.handle, { ok: true, reply: outcome.value }));
+          else writeLine(io.stdout, outcome.value);
+        } else {
+          const code = summarizeError(outcome.error).code;
+          if (outcome.handle === null || code === "runtime_missing" || code === "provider_config") {
+            return reportFailure(context, outcome.error, { json, during: outcome.handle === null ? "setup" : "run", handle: outcome.handle });
+          }
+          if (!cancelled) failedTurns++;
+          writeLine(io.stderr, cancelled ? "(turn cancelled)" : formatError(outcome.error, context.verbose));
+          if (json) writeJson(io.stdout, chatJson(outcome.handle, { ok: false, error: summarizeError(outcome.error) }));
+        }
+      }
+      if (interactive) rl.prompt();
+    }
+  } finally {
+    rl.off("SIGINT", onInterrupt);
+    process.off("SIGINT", onInterrupt);
+    process.off("SIGTERM", onTerminate);
+    rl.close();
+  }
+  if (terminated) return EXIT_CODES.terminated;
+  if (interruptedAtPrompt) return EXIT_CODES.interrupted;
+  return failedTurns > 0 ? EXIT_CODES.failed : EXIT_CODES.ok;
+}
+
+function chatJson(handle: { sessionId: string; created: boolean; turnId: string }, fields: Pick<ChatJsonTurn, "ok" | "reply" | "error">): ChatJsonTurn {
+  return { session_id: handle.sessionId, created: handle.created, turn_id: handle.turnId, ...fields };
+}

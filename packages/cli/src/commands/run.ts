@@ -1,0 +1,115 @@
+import type { Asker, Runtime, SessionHandle } from "@openprogram/session-context";
+import { chooseAsker } from "../asker.js";
+import { interruptOnSignals } from "../cancellation.js";
+import type { CommandContext } from "../command-context.js";
+import { loadProcessRunner } from "../contracts.js";
+import { EXIT_CODES } from "../exit-codes.js";
+import { readProgramInput, type InputFlags } from "../input.js";
+import { isTerminal } from "../io.js";
+import { runIsolated } from "../isolated-run.js";
+import { loadProgram } from "../load-program.js";
+import { formatResult, sessionLine, writeJson, writeLine } from "../output.js";
+import { parseProgramSpec } from "../program-spec.js";
+import { createProgressPrinter } from "../progress.js";
+import { reportFailure } from "../report.js";
+import { discardIfEmpty, runTurn } from "../run-turn.js";
+import { configuredRuntime } from "../runtime.js";
+import { selectSession, type SessionFlags } from "../session-selection.js";
+
+/** Flags of `openprogram run`. */
+export interface RunFlags extends InputFlags, SessionFlags {
+  answers?: string;
+  isolate?: boolean;
+  json?: boolean;
+}
+
+/** The --json output of a successful run. */
+export interface RunJsonResult {
+  ok: true;
+  session_id: string;
+  created: boolean;
+  turn_id: string;
+  result: unknown;
+}
+
+/** Runs the program's function with its input; `signal` is the turn's cancellation. */
+type Execute = (input: Record<string, unknown>, signal: AbortSignal) => Promise<unknown>;
+
+/** Everything checked before a session is entered. */
+interface PreparedRun {
+  sessionId: string | undefined;
+  input: Record<string, unknown>;
+  execute: Execute;
+  runtime: Runtime | null;
+  asker: Asker | null;
+}
+
+/** Error codes with which the process runner refuses a module before running it. */
+const CHILD_SETUP_CODES = new Set(["invalid_input", "not_agentic_function"]);
+
+/**
+ * `openprogram run <module>[#export]`: validates everything first (session,
+ * input, module, provider configuration, answers file; exit 2 and nothing
+ * created), then runs the agentic function as one turn of
+ * sessionContext({ source: "cli" }), in this process or, with --isolate, in a
+ * child process through the process runner, inside the same context.
+ */
+export async function runCommand(programArgument: string, flags: RunFlags, context: CommandContext): Promise<number> {
+  const { io } = context;
+  const json = flags.json === true;
+  let prepared: PreparedRun;
+  try {
+    prepared = await prepareRun(programArgument, flags, context);
+  } catch (error) {
+    return reportFailure(context, error, { json, during: "setup" });
+  }
+  const interruption = interruptOnSignals(io);
+  try {
+    const onEvent = isTerminal(io.stderr) ? createProgressPrinter(io.stderr, { calls: true, stages: false }) : undefined;
+    const { sessionId, runtime, asker, input, execute } = prepared;
+    const outcome = await runTurn(
+      { ...(sessionId !== undefined ? { sessionId } : {}), runtime, asker, signal: interruption.signal, ...(onEvent ? { onEvent } : {}) },
+      () => execute(input, interruption.signal),
+    );
+    if (!outcome.ok) {
+      const refusedByChild = flags.isolate === true && CHILD_SETUP_CODES.has((outcome.error as { code?: unknown }).code as string);
+      let handle: SessionHandle | null = outcome.handle;
+      if (refusedByChild && handle && (await discardIfEmpty(handle))) handle = null;
+      return reportFailure(context, outcome.error, {
+        json,
+        during: outcome.handle === null || refusedByChild ? "setup" : "run",
+        handle,
+        interruptedExitCode: interruption.exitCode(),
+      });
+    }
+    const { sessionId: id, created, turnId } = outcome.handle;
+    if (json) {
+      const result: RunJsonResult = { ok: true, session_id: id, created, turn_id: turnId, result: outcome.value ?? null };
+      writeJson(io.stdout, result);
+    } else {
+      const text = formatResult(outcome.value);
+      if (text !== null) writeLine(io.stdout, text);
+    }
+    writeLine(io.stderr, sessionLine(id));
+    return EXIT_CODES.ok;
+  } finally {
+    interruption.dispose();
+  }
+}
+
+async function prepareRun(programArgument: string, flags: RunFlags, { io }: CommandContext): Promise<PreparedRun> {
+  const sessionId = await selectSession(flags);
+  const input = readProgramInput(flags, io.cwd);
+  const spec = parseProgramSpec(programArgument, io.cwd);
+  let execute: Execute;
+  if (flags.isolate) {
+    const runner = await loadProcessRunner();
+    execute = (value, signal) => runIsolated(runner, spec, value, signal, io.cwd);
+  } else {
+    const program = await loadProgram(spec, io.cwd);
+    execute = (value) => program.fn(value);
+  }
+  const runtime = configuredRuntime();
+  const asker = chooseAsker(io, flags.answers);
+  return { sessionId, input, execute, runtime, asker };
+}

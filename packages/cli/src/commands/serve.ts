@@ -1,0 +1,79 @@
+import type { ProgramEntry, ServeFlags, ServeOptions } from "@openprogram/dispatcher";
+import { currentSignal, InvalidInputError } from "@openprogram/session-context";
+import type { CommandContext, CommandResult } from "../command-context.js";
+import { loadDispatcher, loadProcessRunner, loadResearch } from "../contracts.js";
+import { runIsolated } from "../isolated-run.js";
+import { loadProgram } from "../load-program.js";
+import { parseProgramSpec } from "../program-spec.js";
+import { reportFailure } from "../report.js";
+
+/** Flags of `openprogram serve`, as commander parses them. */
+export interface ServeCommandFlags {
+  host?: string;
+  port?: string;
+  token?: string;
+  allowedOrigin?: string[];
+  program?: string[];
+  isolate?: boolean;
+  graceMs?: string;
+  sessionsRoot?: string;
+  logFormat?: "json" | "human" | "auto";
+}
+
+/** The name the built-in research program is registered under. */
+export const RESEARCH_PROGRAM = "research";
+
+/**
+ * `openprogram serve`: resolves the configuration (flags over environment,
+ * through the dispatcher's resolveServeConfig), loads every `--program
+ * module#export`, registers `research` plus those programs (each run in a
+ * child process with --isolate) and starts the dispatcher's serve(), which
+ * prints the banner, logs and handles SIGTERM/SIGINT. Resolves "serving"
+ * once listening; setup errors resolve to their exit code.
+ */
+export async function serveCommand(flags: ServeCommandFlags, context: CommandContext): Promise<CommandResult> {
+  try {
+    const dispatcher = await loadDispatcher();
+    const config = dispatcher.resolveServeConfig(serveFlags(flags), context.io.env);
+    const programs = await loadPrograms(flags, context.io.cwd);
+    const options: ServeOptions = { ...config, programs, ...(flags.logFormat !== undefined ? { logFormat: flags.logFormat } : {}) };
+    await dispatcher.serve(options);
+    return "serving";
+  } catch (error) {
+    return reportFailure(context, error, { json: false, during: "setup" });
+  }
+}
+
+/** Flags as typed; the dispatcher validates them and names the flag in its errors. */
+function serveFlags(flags: ServeCommandFlags): ServeFlags {
+  return {
+    ...(flags.host !== undefined ? { host: flags.host } : {}),
+    ...(flags.port !== undefined ? { port: flags.port } : {}),
+    ...(flags.token !== undefined ? { token: flags.token } : {}),
+    ...(flags.allowedOrigin !== undefined ? { allowedOrigins: flags.allowedOrigin } : {}),
+    ...(flags.sessionsRoot !== undefined ? { sessionsRoot: flags.sessionsRoot } : {}),
+    ...(flags.graceMs !== undefined ? { graceMs: flags.graceMs } : {}),
+  };
+}
+
+async function loadPrograms(flags: ServeCommandFlags, cwd: string): Promise<Record<string, ProgramEntry>> {
+  const research = await loadResearch();
+  const programs: Record<string, ProgramEntry> = { [RESEARCH_PROGRAM]: research.researchAgent };
+  const origins: Record<string, string> = { [RESEARCH_PROGRAM]: "the built-in research program" };
+  const runner = flags.isolate ? await loadProcessRunner() : null;
+  for (const raw of flags.program ?? []) {
+    const spec = parseProgramSpec(raw, cwd);
+    // Loaded here even with --isolate: a bad module fails at start, not at its first run, and its declared name and doc label it.
+    const program = await loadProgram(spec, cwd);
+    const name = program.fn.agentic.name;
+    if (origins[name] !== undefined) {
+      throw new InvalidInputError(`Two programs are named '${name}': --program ${raw} and ${origins[name]}. Give the agentic functions different names.`);
+    }
+    origins[name] = `--program ${raw}`;
+    const pinned = { ...spec, exportName: program.exportName };
+    programs[name] = runner
+      ? { run: (input: unknown) => runIsolated(runner, pinned, input, currentSignal(), cwd), description: program.fn.agentic.doc }
+      : program.fn;
+  }
+  return programs;
+}

@@ -1,0 +1,46 @@
+import { defaultSessionsRoot, listSessions, type SessionRecord } from "@openprogram/session-context";
+import type { CommandContext } from "../../command-context.js";
+import { EXIT_CODES } from "../../exit-codes.js";
+import { formatTimestamp, oneLine, writeJson, writeLine } from "../../output.js";
+import { reportFailure } from "../../report.js";
+import { formatTable } from "../../table.js";
+
+/** Flags of `openprogram sessions list`. */
+export interface ListFlags {
+  /** Include archived sessions. */
+  all?: boolean;
+  json?: boolean;
+  /** At most this many (most recent first). */
+  limit?: number;
+}
+
+/**
+ * `openprogram sessions list`: the sessions of $OPENPROGRAM_HOME/sessions, most
+ * recently updated first, as a table (or the registry entries with --json).
+ */
+export async function listCommand(flags: ListFlags, context: CommandContext): Promise<number> {
+  const { io } = context;
+  let records: SessionRecord[];
+  try {
+    records = await listSessions({ includeArchived: flags.all === true, ...(flags.limit !== undefined ? { limit: flags.limit } : {}) });
+  } catch (error) {
+    return reportFailure(context, error, { json: flags.json === true, during: "setup" });
+  }
+  if (flags.json) {
+    writeJson(io.stdout, records);
+    return EXIT_CODES.ok;
+  }
+  if (records.length === 0) {
+    writeLine(io.stderr, `No sessions in ${defaultSessionsRoot(io.env)}.`);
+    return EXIT_CODES.ok;
+  }
+  const rows = records.map((record) => [
+    record.id,
+    String(record.status ?? ""),
+    record.source || "-",
+    formatTimestamp(record.updated_at),
+    oneLine(record.title || (typeof record.preview === "string" ? record.preview : ""), 60) + (record.archived ? " (archived)" : ""),
+  ]);
+  io.stdout.write(formatTable(["ID", "STATUS", "SOURCE", "UPDATED (UTC)", "TITLE / PREVIEW"], rows));
+  return EXIT_CODES.ok;
+}

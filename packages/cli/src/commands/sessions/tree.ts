@@ -1,0 +1,83 @@
+import { sessionCallTree, type CallTreeNode, type SessionNode } from "@openprogram/session-context";
+import type { CommandContext } from "../../command-context.js";
+import { EXIT_CODES } from "../../exit-codes.js";
+import { formatDuration, oneLine, textOf, writeJson, writeLine } from "../../output.js";
+import { reportFailure } from "../../report.js";
+import { requireExistingSession } from "../../session-selection.js";
+
+/** Flags of `openprogram sessions tree`. */
+export interface TreeFlags {
+  json?: boolean;
+}
+
+/** One entry of `sessions tree --json`. */
+export interface TreeJsonNode {
+  id: string;
+  role: string;
+  name: string;
+  status: string | null;
+  duration_seconds: number | null;
+  children: TreeJsonNode[];
+}
+
+/**
+ * `openprogram sessions tree <id>`: the call DAG nested by `caller`, one line
+ * per node with its kind, name, status and duration.
+ */
+export async function treeCommand(sessionId: string, flags: TreeFlags, context: CommandContext): Promise<number> {
+  const { io } = context;
+  let forest: CallTreeNode[];
+  try {
+    forest = await sessionCallTree(await requireExistingSession(sessionId));
+  } catch (error) {
+    return reportFailure(context, error, { json: flags.json === true, during: "setup" });
+  }
+  if (flags.json) {
+    writeJson(io.stdout, forest.map(toJson));
+    return EXIT_CODES.ok;
+  }
+  if (forest.length === 0) {
+    writeLine(io.stderr, `Session ${sessionId} has no calls yet.`);
+    return EXIT_CODES.ok;
+  }
+  const lines: string[] = [];
+  const walk = (entries: readonly CallTreeNode[], depth: number): void => {
+    for (const entry of entries) {
+      lines.push(`${"  ".repeat(depth)}${describeNode(entry.node)}`);
+      walk(entry.children, depth + 1);
+    }
+  };
+  walk(forest, 0);
+  writeLine(io.stdout, lines.join("\n"));
+  return EXIT_CODES.ok;
+}
+
+function describeNode(node: SessionNode): string {
+  const status = statusOf(node);
+  const duration = formatDuration(node.metadata.duration_seconds);
+  const label =
+    node.role === "code"
+      ? `call ${node.name}`
+      : node.role === "llm"
+        ? `model ${node.name || "(unnamed)"}`
+        : node.name === "ask_user"
+          ? `ask_user ${JSON.stringify(oneLine(textOf(node.input), 60))}${typeof node.output === "string" ? ` -> ${JSON.stringify(oneLine(node.output, 40))}` : ""}`
+          : `user ${JSON.stringify(oneLine(typeof node.output === "string" ? node.output : "", 60))}`;
+  return [label, status ? `[${status}]` : "", duration, `(${node.id})`].filter(Boolean).join("  ");
+}
+
+function statusOf(node: SessionNode): string | null {
+  return typeof node.metadata.status === "string" ? node.metadata.status : null;
+}
+
+function toJson(entry: CallTreeNode): TreeJsonNode {
+  const duration = entry.node.metadata.duration_seconds;
+  return {
+    id: entry.node.id,
+    role: entry.node.role,
+    name: entry.node.name,
+    status: statusOf(entry.node),
+    duration_seconds: typeof duration === "number" ? duration : null,
+    children: entry.children.map(toJson),
+  };
+}

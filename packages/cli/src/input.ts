@@ -1,0 +1,49 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { InvalidInputError } from "@openprogram/session-context";
+
+/** Where a program's input comes from. */
+export interface InputFlags {
+  /** `--input JSON` */
+  input?: string;
+  /** `--input-file F` (`-` reads stdin) */
+  inputFile?: string;
+}
+
+/**
+ * The program's input object from `--input` or `--input-file` (`{}` when
+ * neither is given). Bad JSON or a value that is not an object is an
+ * InvalidInputError naming the flag and the problem.
+ */
+export function readProgramInput(flags: InputFlags, cwd: string): Record<string, unknown> {
+  if (flags.input !== undefined && flags.inputFile !== undefined) {
+    throw new InvalidInputError("Pass either --input or --input-file, not both.");
+  }
+  if (flags.input !== undefined) return parseInputObject(flags.input, "--input");
+  if (flags.inputFile !== undefined) {
+    const fromStdin = flags.inputFile === "-";
+    const path = fromStdin ? "- (stdin)" : resolve(cwd, flags.inputFile);
+    let text: string;
+    try {
+      text = readFileSync(fromStdin ? 0 : path, "utf8");
+    } catch (error) {
+      throw new InvalidInputError(`Cannot read --input-file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
+    }
+    return parseInputObject(text, `--input-file ${path}`);
+  }
+  return {};
+}
+
+function parseInputObject(text: string, origin: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new InvalidInputError(`${origin} is not valid JSON (${(error as Error).message}). Pass a JSON object, e.g. --input '{"text": "hello"}'.`);
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
+    throw new InvalidInputError(`${origin} must be a JSON object (the program's one input object), not ${kind}.`);
+  }
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,29 @@
+import { CommanderError } from "commander";
+import { EXIT_CODES } from "./exit-codes.js";
+import { processIo, type CliIo } from "./io.js";
+import { formatError, writeLine } from "./output.js";
+import type { CommandResult } from "./command-context.js";
+import { buildProgram, type ResultSlot } from "./program.js";
+
+/**
+ * Runs `openprogram` with `argv` (as in process.argv: node, script, args...)
+ * and resolves to the exit code, or "serving" when `serve` started a server
+ * that keeps the process alive. Never calls process.exit itself.
+ */
+export async function main(argv: readonly string[] = process.argv, io: CliIo = processIo()): Promise<CommandResult> {
+  const slot: ResultSlot = { result: EXIT_CODES.ok };
+  const program = buildProgram(io, slot);
+  try {
+    await program.parseAsync([...argv]);
+    return slot.result;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version "fail" with exit code 0; every other commander error is a usage error.
+      return error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
+    }
+    const verbose = argv.includes("--verbose");
+    writeLine(io.stderr, formatError(error, verbose));
+    if (!verbose) writeLine(io.stderr, "This is a bug in openprogram; run again with --verbose for the stack, and report it.");
+    return EXIT_CODES.failed;
+  }
+}

@@ -1,0 +1,76 @@
+// The `openprogram sessions ...` subcommands. Like every action, each imports
+// its command module only when it runs.
+import { InvalidArgumentError, Option, type Command } from "commander";
+import type { CommandContext, CommandResult } from "./command-context.js";
+import type { ExportFlags } from "./commands/sessions/export.js";
+import type { ListFlags } from "./commands/sessions/list.js";
+import type { LogFlags } from "./commands/sessions/log.js";
+import type { RmFlags } from "./commands/sessions/rm.js";
+import type { ShowFlags } from "./commands/sessions/show.js";
+import type { TreeFlags } from "./commands/sessions/tree.js";
+
+/** Adds list, show, tree, log, rm and export to the `sessions` command. */
+export function addSessionsCommands(
+  sessions: Command,
+  context: (command: Command) => CommandContext,
+  settle: (run: Promise<CommandResult>) => Promise<void>,
+): void {
+  sessions
+    .command("list")
+    .description("sessions, most recently updated first")
+    .option("--all", "include archived sessions")
+    .option("--limit <n>", "at most this many", positiveInteger)
+    .option("--json", "print the registry entries as a JSON array")
+    .action((flags: ListFlags, command: Command) =>
+      settle(import("./commands/sessions/list.js").then(({ listCommand }) => listCommand(flags, context(command)))),
+    );
+  sessions
+    .command("show")
+    .description("a session's meta and its conversation")
+    .argument("<id>", "session id")
+    .option("--json", "print {session, meta, conversation, problems}")
+    .action((id: string, flags: ShowFlags, command: Command) =>
+      settle(import("./commands/sessions/show.js").then(({ showCommand }) => showCommand(id, flags, context(command)))),
+    );
+  sessions
+    .command("tree")
+    .description("the call DAG as an indented tree by caller, with status and duration")
+    .argument("<id>", "session id")
+    .option("--json", "print the tree as nested {id, role, name, status, duration_seconds, children}")
+    .action((id: string, flags: TreeFlags, command: Command) =>
+      settle(import("./commands/sessions/tree.js").then(({ treeCommand }) => treeCommand(id, flags, context(command)))),
+    );
+  sessions
+    .command("log")
+    .description("the session's git history (one commit per turn), newest first")
+    .argument("<id>", "session id")
+    .option("--limit <n>", "at most this many commits (default 100)", positiveInteger)
+    .option("--json", "print [{hash, date, message, author}]")
+    .action((id: string, flags: LogFlags, command: Command) =>
+      settle(import("./commands/sessions/log.js").then(({ logCommand }) => logCommand(id, flags, context(command)))),
+    );
+  sessions
+    .command("rm")
+    .description("delete a session (asks on a terminal; refuses without --yes when there is none)")
+    .argument("<id>", "session id")
+    .option("-y, --yes", "delete without asking")
+    .option("--json", 'print {"ok","session_id","deleted"}')
+    .action((id: string, flags: RmFlags, command: Command) =>
+      settle(import("./commands/sessions/rm.js").then(({ rmCommand }) => rmCommand(id, flags, context(command)))),
+    );
+  sessions
+    .command("export")
+    .description("the whole session on stdout, as JSON or as a Markdown transcript")
+    .argument("<id>", "session id")
+    .addOption(new Option("--format <format>", "output format").choices(["json", "md"]).default("json"))
+    .action((id: string, flags: ExportFlags, command: Command) =>
+      settle(import("./commands/sessions/export.js").then(({ exportCommand }) => exportCommand(id, flags, context(command)))),
+    );
+}
+
+/** Parses a flag that must be a whole number of at least 1. */
+export function positiveInteger(value: string): number {
+  const parsed = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(parsed) || parsed < 1) throw new InvalidArgumentError("expected a whole number of at least 1.");
+  return parsed;
+}

@@ -1,0 +1,55 @@
+import { existsSync, statSync } from "node:fs";
+import { extname, isAbsolute, resolve } from "node:path";
+import { InvalidInputError } from "@openprogram/session-context";
+
+/** Extensions loaded with a plain dynamic import. */
+export const JAVASCRIPT_EXTENSIONS = [".js", ".mjs", ".cjs"] as const;
+/** Extensions loaded through tsx. */
+export const TYPESCRIPT_EXTENSIONS = [".ts", ".mts", ".cts", ".tsx"] as const;
+
+/** A parsed `module[#export]` argument. */
+export interface ProgramSpec {
+  /** What the user typed. */
+  raw: string;
+  /** Absolute path of the module file. */
+  modulePath: string;
+  /** The export after `#`, if one was named. */
+  exportName?: string;
+  /** How the module is loaded. */
+  kind: "javascript" | "typescript";
+}
+
+const EXPORT_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/**
+ * Parses `path/to/module.ts#exportName` (the `#export` part is optional) and
+ * checks that the file exists and has an extension we can load. Throws
+ * InvalidInputError naming what is wrong.
+ */
+export function parseProgramSpec(raw: string, cwd: string): ProgramSpec {
+  if (typeof raw !== "string" || raw.trim() === "") throw new InvalidInputError("The program is missing: pass <module>[#export], e.g. ./summarize.ts#summarize.");
+  const hash = raw.lastIndexOf("#");
+  // A '#' inside a directory name is part of the path, not an export separator.
+  const hasExport = hash >= 0 && !/[\\/]/.test(raw.slice(hash + 1));
+  const file = hasExport ? raw.slice(0, hash) : raw;
+  const exportName = hasExport ? raw.slice(hash + 1) : undefined;
+  if (file === "") throw new InvalidInputError(`${JSON.stringify(raw)} names no module before '#'; pass <module>#<export>.`);
+  if (exportName !== undefined && !EXPORT_NAME.test(exportName)) {
+    throw new InvalidInputError(`${JSON.stringify(exportName)} (after '#' in ${JSON.stringify(raw)}) is not an export name; pass <module>#<export>.`);
+  }
+  const modulePath = isAbsolute(file) ? file : resolve(cwd, file);
+  if (!existsSync(modulePath)) throw new InvalidInputError(`Module not found: ${modulePath} (from ${JSON.stringify(raw)}).`);
+  if (!statSync(modulePath).isFile()) throw new InvalidInputError(`${modulePath} is not a file; pass a .js, .mjs, .ts or .mts module.`);
+  const extension = extname(modulePath).toLowerCase();
+  const kind = (JAVASCRIPT_EXTENSIONS as readonly string[]).includes(extension)
+    ? "javascript"
+    : (TYPESCRIPT_EXTENSIONS as readonly string[]).includes(extension)
+      ? "typescript"
+      : null;
+  if (kind === null) {
+    throw new InvalidInputError(
+      `Cannot load ${modulePath}: unsupported extension ${JSON.stringify(extension || "(none)")}; use one of ${[...JAVASCRIPT_EXTENSIONS, ...TYPESCRIPT_EXTENSIONS].join(", ")}.`,
+    );
+  }
+  return { raw, modulePath, kind, ...(exportName !== undefined ? { exportName } : {}) };
+}

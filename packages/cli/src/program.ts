@@ -1,0 +1,127 @@
+// The commander program: names, flags and help of every command. Each action
+// imports its command module only when it runs, so `--help`, `--version` and
+// a typo never load the core, tsx, the dispatcher or the provider SDKs.
+import { Command, Option } from "commander";
+import type { CommandContext, CommandResult } from "./command-context.js";
+import type { CliIo } from "./io.js";
+import { addSessionsCommands } from "./program-sessions.js";
+import { cliVersion } from "./version.js";
+import type { ChatFlags } from "./commands/chat.js";
+import type { ResearchFlags } from "./commands/research.js";
+import type { RunFlags } from "./commands/run.js";
+import type { ServeCommandFlags } from "./commands/serve.js";
+
+/** Where actions leave their result for main(). */
+export interface ResultSlot {
+  result: CommandResult;
+}
+
+const EXIT_CODES_HELP = `
+Exit codes:
+  0    success
+  1    the program (or a model call) failed; its error is printed as "error [code]: message"
+  2    usage or input error: unknown command or option, bad JSON, invalid or unknown session id,
+       missing module or export, provider not configured (the message names the variable to set)
+  130  interrupted with Ctrl-C: the running turn was cancelled and committed (a second Ctrl-C exits at once)
+  143  stopped with SIGTERM: the running turn was cancelled and committed
+
+Environment:
+  OPENPROGRAM_HOME      where sessions live ($OPENPROGRAM_HOME/sessions; default ~/.openprogram)
+  OPENPROGRAM_PROVIDER  openai | anthropic | scripted | none (inferred from the variables below when unset)
+  OPENPROGRAM_MODEL     model name
+  OPENAI_API_KEY, OPENAI_BASE_URL    any OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp)
+  ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL
+  OPENPROGRAM_SCRIPT    scripted replies (a JSON array) for offline runs and tests`;
+
+const SESSION_HELP = "continue the session with this id, or create it under this id";
+const RESUME_HELP = "continue an existing session (exit 2, listing recent sessions, if it does not exist)";
+
+/** Builds the `openprogram` program; actions write their exit code into `slot`. */
+export function buildProgram(io: CliIo, slot: ResultSlot): Command {
+  const program = new Command("openprogram");
+  program
+    .description("Run agentic functions, chat, research and manage sessions. Every command that runs code enters sessionContext({ source: \"cli\" }), exactly as the web does.")
+    .version(cliVersion(), "-V, --version", "print the version")
+    .option("--verbose", "print stacks and causes with errors")
+    .helpOption("-h, --help", "show help")
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => void io.stdout.write(text),
+      writeErr: (text) => void io.stderr.write(text),
+      outputError: (text, write) => write(text.replace(/^error: /, "error [usage]: ")),
+    })
+    .showHelpAfterError("(add --help for usage)")
+    .addHelpText("after", EXIT_CODES_HELP);
+
+  const context = (command: Command): CommandContext => ({ io, verbose: command.optsWithGlobals<{ verbose?: boolean }>().verbose === true });
+  const settle = async (run: Promise<CommandResult>): Promise<void> => {
+    slot.result = await run;
+  };
+
+  program
+    .command("run")
+    .description("run an agentic function from a .js/.mjs/.ts/.mts module as one turn of a session")
+    .argument("<module>", "module file, optionally #export (default: the default export if agentic, else the only agentic export)")
+    .addOption(new Option("--input <json>", "the function's input object, as JSON").conflicts("inputFile"))
+    .addOption(new Option("--input-file <file>", "read the input object from a JSON file (- for stdin)"))
+    .addOption(new Option("--session <id>", SESSION_HELP).conflicts("resume"))
+    .option("--resume <id>", RESUME_HELP)
+    .option("--answers <file>", "answer askUser questions from this file, in order (a JSON array, or one answer per line)")
+    .option("--isolate", "run the function in a child process (its own process group) through the process runner; without #export the child runs the default export")
+    .option("--json", 'print one JSON object: {"ok","session_id","created","turn_id","result"} (or "error")')
+    .addHelpText("after", "\nThe result goes to stdout (strings as they are, other values as JSON); `session: <id>` goes to stderr.\nWithout a terminal and without --answers, askUser fails with ask_user_unavailable (recorded on its node).")
+    .action((module: string, flags: RunFlags, command: Command) =>
+      settle(import("./commands/run.js").then(({ runCommand }) => runCommand(module, flags, context(command)))),
+    );
+
+  program
+    .command("chat")
+    .description("talk with the configured model; each line is one turn of the session (/exit or end of input leaves)")
+    .addOption(new Option("--session <id>", SESSION_HELP).conflicts("resume"))
+    .option("--resume <id>", RESUME_HELP)
+    .option("--system <text>", "a system message for every turn")
+    .option("--json", 'print one JSON object per turn: {"ok","session_id","created","turn_id","reply"} (or "error")')
+    .action((flags: ChatFlags, command: Command) =>
+      settle(import("./commands/chat.js").then(({ chatCommand }) => chatCommand(flags, context(command)))),
+    );
+
+  program
+    .command("research")
+    .description("run the research harness on a task: literature review, ideas, experiments, paper and review in a work dir")
+    .argument("<task>", "what to research, in quotes")
+    .addOption(new Option("--session <id>", SESSION_HELP).conflicts("resume"))
+    .option("--resume <id>", RESUME_HELP)
+    .option("--work-dir <dir>", "where the artifacts go (default ./research/<session id>)")
+    .option("--interactive", "ask you to choose the idea (on the terminal, or from --answers)")
+    .option("--answers <file>", "answer questions from this file, in order")
+    .option("--sections <list>", "comma-separated paper sections (repeatable; default: the harness's six sections)", collect, undefined)
+    .option("--json", 'print one JSON object: {"ok","session_id","created","turn_id","work_dir","artifacts","summary"}')
+    .addHelpText("after", "\nEach finished stage is printed on stderr; the artifact paths go to stdout.")
+    .action((task: string, flags: ResearchFlags, command: Command) =>
+      settle(import("./commands/research.js").then(({ researchCommand }) => researchCommand(task, flags, context(command)))),
+    );
+
+  addSessionsCommands(program.command("sessions").description("list, inspect, export and delete sessions"), context, settle);
+
+  program
+    .command("serve")
+    .description("start the web dispatcher (HTTP + WebSocket) with the research program and your programs")
+    .option("--host <host>", "interface to listen on (env OPENPROGRAM_HOST; default 127.0.0.1)")
+    .option("--port <port>", "port, 0 for any free one (env OPENPROGRAM_PORT; default 8787)")
+    .option("--token <token>", "require this bearer token from clients (env OPENPROGRAM_TOKEN)")
+    .option("--allowed-origin <origin>", "allow browser connections from this origin (repeatable; env OPENPROGRAM_ALLOWED_ORIGINS)", collect, undefined)
+    .option("--program <module#export>", "also serve this agentic function (repeatable)", collect, undefined)
+    .option("--isolate", "run each --program in a child process through the process runner")
+    .option("--grace-ms <ms>", "on SIGTERM/SIGINT, wait this long before cancelling running turns (env OPENPROGRAM_SHUTDOWN_GRACE_MS; default 10000)")
+    .option("--sessions-root <dir>", "where sessions live (env OPENPROGRAM_HOME/sessions)")
+    .addOption(new Option("--log-format <format>", "log lines: json, human, or auto (JSON unless stdout is a terminal)").choices(["json", "human", "auto"]))
+    .action((flags: ServeCommandFlags, command: Command) =>
+      settle(import("./commands/serve.js").then(({ serveCommand }) => serveCommand(flags, context(command)))),
+    );
+
+  return program;
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}

@@ -1,0 +1,37 @@
+import type { SessionEvent, SessionNode } from "@openprogram/session-context";
+import { formatDuration, oneLine, textOf } from "./output.js";
+
+const FINAL_STATUSES = new Set(["completed", "failed", "cancelled", "interrupted", "killed", "answered", "declined", "timed_out"]);
+const MARKS: Record<string, string> = { completed: "✓", answered: "✓", failed: "✗", cancelled: "⊘", interrupted: "⊘", killed: "⊘" };
+
+/** What the progress printer shows. */
+export interface ProgressOptions {
+  /** Show every finished call (model requests and questions too), indented by caller. */
+  calls: boolean;
+  /** Show the top-level program's direct subcalls ("stages") even when `calls` is off. */
+  stages: boolean;
+}
+
+/**
+ * An `onEvent` sink that prints one line per finished call on `stream`:
+ * mark, name, status and duration, indented under its caller. Used only when
+ * stderr is a terminal (or for research stages), so piped output stays quiet.
+ */
+export function createProgressPrinter(stream: NodeJS.WritableStream, options: ProgressOptions): (event: SessionEvent) => void {
+  const depthById = new Map<string, number>();
+  const print = (node: SessionNode, status: string): void => {
+    const depth = depthById.get(node.id) ?? 0;
+    if (!options.calls && !(options.stages && depth === 1 && node.role === "code")) return;
+    const label = node.role === "user" ? `ask_user ${JSON.stringify(oneLine(textOf(node.input), 40))}` : node.role === "llm" ? `model ${node.name}` : node.name;
+    const duration = formatDuration(node.metadata.duration_seconds);
+    stream.write(`${"  ".repeat(depth)}${MARKS[status] ?? "·"} ${label}  ${status}${duration ? `  ${duration}` : ""}\n`);
+  };
+  return (event) => {
+    if (event.type !== "node") return;
+    const { node } = event;
+    if (event.op === "append") depthById.set(node.id, node.caller === "" ? 0 : (depthById.get(node.caller) ?? 0) + 1);
+    const status = typeof node.metadata.status === "string" ? node.metadata.status : "";
+    const finishesHere = event.op === "update" || node.role === "llm";
+    if (finishesHere && FINAL_STATUSES.has(status)) print(node, status);
+  };
+}

@@ -1,0 +1,50 @@
+import type { SessionHandle } from "@openprogram/session-context";
+import type { CommandContext } from "./command-context.js";
+import { exitCodeForError } from "./exit-codes.js";
+import { formatError, sessionLine, summarizeError, writeJson, writeLine, type ErrorSummary } from "./output.js";
+
+/** The session fields every --json output starts with. */
+export interface TurnFields {
+  session_id: string | null;
+  created: boolean;
+  turn_id: string | null;
+}
+
+/** The --json shape of a failure. */
+export interface JsonFailure extends TurnFields {
+  ok: false;
+  error: ErrorSummary;
+}
+
+/** Session id, created and turn id of a handle (nulls before any session was entered). */
+export function turnFields(handle: SessionHandle | null): TurnFields {
+  return handle ? { session_id: handle.sessionId, created: handle.created, turn_id: handle.turnId } : { session_id: null, created: false, turn_id: null };
+}
+
+/** How a failure is reported. */
+export interface FailureReport {
+  json: boolean;
+  /** Setup errors (flags, files, sessions, modules) exit 2; errors of the running program exit 1. */
+  during: "setup" | "run";
+  handle?: SessionHandle | null;
+  /** Exit code of the signal that interrupted the turn, if one did. */
+  interruptedExitCode?: number | null;
+}
+
+/**
+ * Prints a failure (`error [code]: message` on stderr, the stack with
+ * --verbose; the JSON failure object on stdout with --json; the session line
+ * when a session was entered) and returns the exit code.
+ */
+export function reportFailure(context: CommandContext, error: unknown, report: FailureReport): number {
+  const { io, verbose } = context;
+  writeLine(io.stderr, formatError(error, verbose));
+  const handle = report.handle ?? null;
+  if (handle) writeLine(io.stderr, sessionLine(handle.sessionId));
+  if (report.json) {
+    const failure: JsonFailure = { ok: false, ...turnFields(handle), error: summarizeError(error) };
+    writeJson(io.stdout, failure);
+  }
+  if (report.interruptedExitCode) return report.interruptedExitCode;
+  return exitCodeForError(summarizeError(error).code, report.during);
+}

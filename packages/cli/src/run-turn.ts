@@ -1,0 +1,38 @@
+import { deleteSession, describeSession, sessionContext, type SessionContextOptions, type SessionHandle } from "@openprogram/session-context";
+
+/** How a turn ended. `handle` is null when the context could not be entered at all. */
+export type TurnOutcome<T> =
+  | { ok: true; handle: SessionHandle; value: T }
+  | { ok: false; handle: SessionHandle | null; error: unknown };
+
+/**
+ * Runs `fn` as one turn inside `sessionContext({ source: "cli", ... })`: the
+ * same unit every entry point uses, so agentic functions get their docs, their
+ * history and their asker exactly as on the web. Never throws: the outcome
+ * keeps the handle (session id, turn id, created) for the `session:` line and
+ * the --json output, also when `fn` failed.
+ */
+export async function runTurn<T>(options: SessionContextOptions, fn: (handle: SessionHandle) => Promise<T>): Promise<TurnOutcome<T>> {
+  const entered: { handle: SessionHandle | null } = { handle: null };
+  try {
+    const value = await sessionContext({ source: "cli", ...options }, (handle) => {
+      entered.handle = handle;
+      return fn(handle);
+    });
+    return { ok: true, handle: entered.handle as SessionHandle, value };
+  } catch (error) {
+    return { ok: false, handle: entered.handle, error };
+  }
+}
+
+/**
+ * Removes a session this command created when its turn recorded nothing
+ * (e.g. a child process refused the module before running it), so a
+ * rejected command leaves no empty session behind. Returns true when it did.
+ */
+export async function discardIfEmpty(handle: SessionHandle): Promise<boolean> {
+  if (!handle.created) return false;
+  const detail = await describeSession(handle.sessionId, { db: handle.db });
+  if (detail.nodes.length > 0 || detail.problems.length > 0) return false;
+  return deleteSession(handle.sessionId, { db: handle.db });
+}

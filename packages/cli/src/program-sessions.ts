@@ -2,6 +2,7 @@
 // its command module only when it runs.
 import { InvalidArgumentError, Option, type Command } from "commander";
 import type { CommandContext, CommandResult } from "./command-context.js";
+import type { DoctorFlags } from "./commands/sessions/doctor.js";
 import type { ExportFlags } from "./commands/sessions/export.js";
 import type { ListFlags } from "./commands/sessions/list.js";
 import type { LogFlags } from "./commands/sessions/log.js";
@@ -9,7 +10,7 @@ import type { RmFlags } from "./commands/sessions/rm.js";
 import type { ShowFlags } from "./commands/sessions/show.js";
 import type { TreeFlags } from "./commands/sessions/tree.js";
 
-/** Adds list, show, tree, log, rm and export to the `sessions` command. */
+/** Adds list, show, tree, log, rm, export and doctor to the `sessions` command. */
 export function addSessionsCommands(
   sessions: Command,
   context: (command: Command) => CommandContext,
@@ -65,6 +66,15 @@ export function addSessionsCommands(
     .addOption(new Option("--format <format>", "output format").choices(["json", "md"]).default("json"))
     .action((id: string, flags: ExportFlags, command: Command) =>
       settle(import("./commands/sessions/export.js").then(({ exportCommand }) => exportCommand(id, flags, context(command)))),
+    );
+  sessions
+    .command("doctor")
+    .description("check the store (or one session) for damage; --fix repairs what it safely can (exit 1 while errors remain)")
+    .argument("[id]", "check only this session")
+    .option("--fix", "repair what can be repaired without losing data, and report every change")
+    .option("--json", "print the report: {root, sessionsChecked, healthy, findings: [{sessionId, kind, severity, message, path, fixed, remedy}]}")
+    .action((id: string | undefined, flags: DoctorFlags, command: Command) =>
+      settle(import("./commands/sessions/doctor.js").then(({ doctorCommand }) => doctorCommand(id, flags, context(command)))),
     );
 }
 

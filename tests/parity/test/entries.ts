@@ -1,0 +1,203 @@
+// One driver per entry point. Each runs a step (an agentic function with its
+// input and the user's answers, optionally continuing a session) exactly as a
+// user of that entry would, against a fresh store and a loopback server
+// speaking the OpenAI chat-completions protocol, and reports what happened.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createDispatcher } from "@openprogram/dispatcher";
+import { runInChild } from "@openprogram/process-runner";
+import {
+  createRuntime,
+  createScriptedAsker,
+  isAgenticFunction,
+  SessionDB,
+  sessionContext,
+  type AgenticFunction,
+  type Runtime,
+  type SessionNode,
+} from "@openprogram/session-context";
+import { startFakeOpenAIServer, type FakeOpenAIServer, type FakeReplyHandler } from "@openprogram/session-context/testing";
+import WebSocket from "ws";
+
+/** The entries the suite compares; "in-process" is the reference. */
+export type EntryName = "in-process" | "cli" | "dispatcher" | "child-process";
+export const ENTRIES: EntryName[] = ["in-process", "cli", "dispatcher", "child-process"];
+
+export const MODEL = "parity-model";
+export const REFERENCE_PROGRAM = fileURLToPath(new URL("../programs/reference.mjs", import.meta.url));
+const CLI_BIN = fileURLToPath(new URL("../../../packages/cli/dist/bin.js", import.meta.url));
+
+/** One turn: which export of the reference program, with what input and answers. */
+export interface Step {
+  exportName: string;
+  input: Record<string, unknown>;
+  answers: string[];
+}
+
+/** What a step did, as the entry reported it. */
+export interface StepOutcome {
+  sessionId: string;
+  created: boolean;
+  result: unknown;
+}
+
+/** Everything one entry recorded over a scenario. */
+export interface EntryRun {
+  entry: EntryName;
+  outcomes: StepOutcome[];
+  /** Raw request bodies the model received, in order. */
+  bodies: string[];
+  /** Every session's nodes, keyed by session id. */
+  nodes: Map<string, SessionNode[]>;
+}
+
+/** A fresh store and model server for one entry's run. */
+export interface Workspace {
+  home: string;
+  root: string;
+  db: SessionDB;
+  server: FakeOpenAIServer;
+  runtime: Runtime;
+  /** Environment that points a process at this workspace (store and model). */
+  env: Record<string, string>;
+  cleanup(): Promise<void>;
+}
+
+export async function createWorkspace(handler: FakeReplyHandler): Promise<Workspace> {
+  const home = mkdtempSync(join(tmpdir(), "openprogram-parity-"));
+  const root = join(home, "sessions");
+  const server = await startFakeOpenAIServer(handler);
+  const runtime = createRuntime({ provider: "openai", baseUrl: server.baseUrl, model: MODEL, maxRetries: 0 }) as Runtime;
+  return {
+    home,
+    root,
+    db: new SessionDB({ root }),
+    server,
+    runtime,
+    env: {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: home,
+      LANG: "C.UTF-8",
+      OPENPROGRAM_HOME: home,
+      OPENPROGRAM_PROVIDER: "openai",
+      OPENAI_BASE_URL: server.baseUrl,
+      OPENPROGRAM_MODEL: MODEL,
+      OPENPROGRAM_MAX_RETRIES: "0",
+    },
+    cleanup: async () => {
+      await server.close();
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+async function loadExport(exportName: string): Promise<AgenticFunction<Record<string, unknown>, unknown>> {
+  const module = (await import(REFERENCE_PROGRAM)) as Record<string, unknown>;
+  const fn = module[exportName];
+  if (!isAgenticFunction(fn)) throw new Error(`${exportName} is not an agentic function of the reference program`);
+  return fn as AgenticFunction<Record<string, unknown>, unknown>;
+}
+
+/** Runs one step through `entry` in `workspace`. */
+export async function runStep(entry: EntryName, workspace: Workspace, step: Step, sessionId: string | undefined): Promise<StepOutcome> {
+  switch (entry) {
+    case "in-process":
+      return runInProcess(workspace, step, sessionId);
+    case "cli":
+      return runThroughCli(workspace, step, sessionId);
+    case "dispatcher":
+      return runThroughDispatcher(workspace, step, sessionId);
+    case "child-process":
+      return runThroughChild(workspace, step, sessionId);
+  }
+}
+
+async function runInProcess(workspace: Workspace, step: Step, sessionId: string | undefined): Promise<StepOutcome> {
+  const fn = await loadExport(step.exportName);
+  return sessionContext(
+    { db: workspace.db, runtime: workspace.runtime, asker: createScriptedAsker(step.answers), source: "test", ...(sessionId ? { sessionId } : {}) },
+    async (session) => ({ sessionId: session.sessionId, created: session.created, result: await fn(step.input) }),
+  );
+}
+
+async function runThroughChild(workspace: Workspace, step: Step, sessionId: string | undefined): Promise<StepOutcome> {
+  // The parent has no runtime of its own: the child builds one from the environment, like any entry.
+  return sessionContext(
+    { db: workspace.db, runtime: null, asker: createScriptedAsker(step.answers), source: "test", ...(sessionId ? { sessionId } : {}) },
+    async (session) => ({
+      sessionId: session.sessionId,
+      created: session.created,
+      result: await runInChild({ module: REFERENCE_PROGRAM, export: step.exportName, input: step.input, env: workspace.env }).result,
+    }),
+  );
+}
+
+async function runThroughCli(workspace: Workspace, step: Step, sessionId: string | undefined): Promise<StepOutcome> {
+  const answers = join(workspace.home, `answers-${Date.now()}-${Math.random().toString(16).slice(2)}.json`);
+  writeFileSync(answers, JSON.stringify(step.answers));
+  const args = [CLI_BIN, "run", `${REFERENCE_PROGRAM}#${step.exportName}`, "--input", JSON.stringify(step.input), "--answers", answers, "--json"];
+  if (sessionId) args.push("--session", sessionId);
+  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+    const child = spawn(process.execPath, args, { env: workspace.env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+    child.on("error", reject);
+    child.on("close", (exitCode) => resolve({ code: exitCode, stdout: out, stderr: err }));
+  });
+  if (code !== 0) throw new Error(`openprogram run exited ${code}:\n${stderr}\n${stdout}`);
+  const parsed = JSON.parse(stdout) as { session_id: string; created: boolean; result: unknown };
+  return { sessionId: parsed.session_id, created: parsed.created, result: parsed.result };
+}
+
+interface Frame {
+  type: string;
+  [field: string]: unknown;
+}
+
+async function runThroughDispatcher(workspace: Workspace, step: Step, sessionId: string | undefined): Promise<StepOutcome> {
+  const fn = await loadExport(step.exportName);
+  const dispatcher = await createDispatcher({ db: workspace.db, runtime: workspace.runtime, port: 0, programs: { [fn.agentic.name]: fn } });
+  const socket = new WebSocket(`${dispatcher.url.replace(/^http/, "ws")}/ws`, { headers: { origin: dispatcher.url } });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.once("open", () => resolve());
+      socket.once("error", reject);
+    });
+    const answers = [...step.answers];
+    return await new Promise<StepOutcome>((resolve, reject) => {
+      let announced: { sessionId: string; created: boolean } | null = null;
+      socket.on("message", (data: Buffer) => {
+        const frame = JSON.parse(data.toString()) as Frame;
+        if (frame.type === "session") announced = { sessionId: frame.session_id as string, created: frame.created as boolean };
+        else if (frame.type === "question") {
+          const value = answers.shift();
+          socket.send(JSON.stringify(value === undefined ? { type: "decline", question_id: frame.question_id } : { type: "answer", question_id: frame.question_id, value }));
+        } else if (frame.type === "turn_done" && announced) resolve({ ...announced, result: frame.result });
+        else if (frame.type === "turn_failed" || frame.type === "error") reject(new Error(`dispatcher: ${JSON.stringify(frame)}`));
+      });
+      socket.send(JSON.stringify({ type: "run", program: fn.agentic.name, input: step.input, ...(sessionId ? { session_id: sessionId } : {}) }));
+    });
+  } finally {
+    socket.close();
+    await dispatcher.close();
+  }
+}
+
+/** Runs `steps` through `entry`; each step after the first continues the first step's session. */
+export async function runScenario(entry: EntryName, steps: Step[], handler: FakeReplyHandler): Promise<EntryRun> {
+  const workspace = await createWorkspace(handler);
+  try {
+    const outcomes: StepOutcome[] = [];
+    for (const step of steps) outcomes.push(await runStep(entry, workspace, step, outcomes[0]?.sessionId));
+    const nodes = new Map<string, SessionNode[]>();
+    for (const { sessionId } of outcomes) nodes.set(sessionId, await new SessionDB({ root: workspace.root }).loadNodes(sessionId));
+    return { entry, outcomes, bodies: workspace.server.requests.map((request) => request.body), nodes };
+  } finally {
+    await workspace.cleanup();
+  }
+}

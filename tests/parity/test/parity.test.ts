@@ -1,0 +1,76 @@
+// The parity suite (issue 8 section 1): one reference program through every
+// entry; each entry must match the in-process run exactly. A mismatch prints
+// a diff of what differed, labelled with the entry.
+import { beforeAll, describe, expect, it } from "vitest";
+import { dagShape, type NodeShape } from "./dag-shape.js";
+import { ENTRIES, runScenario, type EntryRun, type Step } from "./entries.js";
+
+const STEPS: Step[] = [
+  { exportName: "planTrip", input: { destination: "Lisbon", days: 3 }, answers: ["comfort"] },
+  { exportName: "refinePlan", input: { request: "Make day two cheaper." }, answers: [] },
+];
+
+/** Deterministic replies: the same request sequence gets the same answers in every entry. */
+const reply = (request: { json: { messages?: Array<{ role: string; content: string }> } }, index: number): string => {
+  const last = [...(request.json.messages ?? [])].reverse().find((message) => message.role === "user")?.content ?? "";
+  return `reply #${index + 1}: ${last.split("\n")[0]?.slice(0, 40) ?? ""}`;
+};
+
+function shapes(run: EntryRun): NodeShape[] {
+  const sessionId = run.outcomes[0]?.sessionId as string;
+  return dagShape(run.nodes.get(sessionId) ?? []);
+}
+
+let reference: EntryRun;
+beforeAll(async () => {
+  reference = await runScenario("in-process", STEPS, reply);
+});
+
+describe("the reference run (in-process) records what the program does", () => {
+  it("records nested calls, the question, the caught failure and the continuation", () => {
+    const dag = shapes(reference);
+    expect(dag.map((node) => `${node.role}:${node.name}<${node.caller ?? ""}:${String(node.status)}`)).toEqual([
+      "code:plan_trip<:completed",
+      "user:ask_user<0:answered",
+      "code:look_up_visa<0:failed",
+      "code:summarize_options<0:completed",
+      "llm:parity-model<3:completed",
+      "llm:parity-model<0:completed",
+      "code:refine_plan<:completed",
+      "llm:parity-model<6:completed",
+    ]);
+    expect(dag[1]).toMatchObject({ input: "Which style of trip to Lisbon?", output: "comfort", choices: ["budget", "comfort", "luxury"] });
+    expect(dag[2]?.error).toMatchObject({ name: "Error", message: "no visa data for Lisbon" });
+    expect(dag[6]?.predecessor).toBe(0);
+    expect(reference.outcomes.map((outcome) => outcome.created)).toEqual([true, false]);
+    expect(reference.outcomes[1]?.sessionId).toBe(reference.outcomes[0]?.sessionId);
+    // The continuation sees the first turn.
+    const continuation = JSON.parse(reference.bodies[2] as string) as { messages: Array<{ role: string; content: string }> };
+    expect(continuation.messages[0]?.content).toMatch(/^Refine the earlier plan/);
+    expect(continuation.messages[1]?.content).toBe('Call plan_trip with input {"days":3,"destination":"Lisbon"}');
+    expect(continuation.messages[2]?.content).toMatch(/^plan_trip returned: reply #2/);
+  });
+});
+
+describe.each(ENTRIES.filter((entry) => entry !== "in-process"))("the %s entry behaves exactly as in-process", (entry) => {
+  let run: EntryRun;
+  beforeAll(async () => {
+    run = await runScenario(entry, STEPS, reply);
+  });
+
+  it("returns the same results, creating the session once and continuing it with the returned id", () => {
+    expect(run.outcomes.map((outcome) => outcome.result), `results from the ${entry} entry`).toEqual(reference.outcomes.map((outcome) => outcome.result));
+    expect(run.outcomes.map((outcome) => outcome.created), `created flags from the ${entry} entry`).toEqual([true, false]);
+    expect(run.outcomes[1]?.sessionId, `continuation session from the ${entry} entry`).toBe(run.outcomes[0]?.sessionId);
+  });
+
+  it("sends the model byte-identical request bodies", () => {
+    // Parsed first, for a readable diff; then the raw bytes.
+    expect(run.bodies.map((body) => JSON.parse(body) as unknown), `request bodies from the ${entry} entry`).toEqual(reference.bodies.map((body) => JSON.parse(body) as unknown));
+    expect(run.bodies, `raw request bytes from the ${entry} entry`).toEqual(reference.bodies);
+  });
+
+  it("records the same DAG: roles, names, docs, caller nesting, statuses, the ask_user node, prompts", () => {
+    expect(shapes(run), `the DAG recorded by the ${entry} entry`).toEqual(shapes(reference));
+  });
+});

@@ -37,7 +37,7 @@ Return a plan of at most five lines, "quoted" words allowed — and unicode ✓.
   },
   async ({ destination, days }, { runtime }) => {
     const style = await askUser(`Which style of trip to ${destination}?`, { choices: ["budget", "comfort", "luxury"] });
-    let visa = "visa rules unknown";
+    let visa;
     try {
       visa = await lookUpVisa({ destination });
     } catch (error) {

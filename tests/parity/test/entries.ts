@@ -98,7 +98,7 @@ async function loadExport(exportName: string): Promise<AgenticFunction<Record<st
   const module = (await import(REFERENCE_PROGRAM)) as Record<string, unknown>;
   const fn = module[exportName];
   if (!isAgenticFunction(fn)) throw new Error(`${exportName} is not an agentic function of the reference program`);
-  return fn as AgenticFunction<Record<string, unknown>, unknown>;
+  return fn;
 }
 
 /** Runs one step through `entry` in `workspace`. */

@@ -73,7 +73,8 @@ export async function runResearch(task: string, options: RunResearchOptions = {}
   return sessionContext(context, async (session) => {
     const workDir = resolveWorkDir(options.workDir, session.sessionId);
     const input: ResearchInput = { task, workDir };
-    if (options.interactive !== undefined) input.interactive = options.interactive;
+    // Always recorded, so the call's input is the same whichever entry left the option out.
+    input.interactive = options.interactive === true;
     if (options.sections !== undefined) input.sections = options.sections;
     let result: ResearchResult;
     try {

@@ -1,5 +1,6 @@
 // @ts-check
 import eslint from "@eslint/js";
+import globals from "globals";
 import tseslint from "typescript-eslint";
 
 const TO_THE_CORE =
@@ -77,5 +78,11 @@ export default tseslint.config(
   {
     files: ["**/*.js", "**/*.mjs"],
     extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: { globals: { ...globals.node } },
+  },
+  {
+    // The web page runs in the browser.
+    files: ["packages/dispatcher/web/**/*.js"],
+    languageOptions: { globals: { ...globals.browser } },
   },
 );

@@ -36,6 +36,19 @@ describe("sessions", () => {
     expect(log[0]?.author).toBe("OpenProgram <openprogram@local>");
   });
 
+  it("commits after a process was killed mid-commit, leaving git's index.lock behind", async () => {
+    await store.db.createSession({ id: "killed" });
+    await store.db.appendNode("killed", { role: "user", output: "a" });
+    await store.db.commitTurn("killed", "turn 1");
+    writeFileSync(join(store.root, "killed", ".git", "index.lock"), "");
+    await store.db.appendNode("killed", { role: "user", output: "b" });
+    const warnings = vi.spyOn(process, "emitWarning").mockImplementation(() => undefined);
+    expect(await store.db.commitTurn("killed", "turn 2")).toMatch(/^[0-9a-f]{40}$/);
+    expect(warnings.mock.calls.some(([message]) => String(message).includes("index.lock"))).toBe(true);
+    warnings.mockRestore();
+    expect(git(join(store.root, "killed"), "status", "--porcelain")).toBe("");
+  });
+
   it("refuses a duplicate id, finds, lists, updates and deletes", async () => {
     await store.db.createSession({ id: "a", title: "A" });
     await expect(store.db.createSession({ id: "a" })).rejects.toBeInstanceOf(SessionExistsError);

@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type * as SimpleGitModule from "simple-git";
 import type { SimpleGit } from "simple-git";
@@ -91,9 +91,32 @@ function writeExcludes(paths: SessionPaths): void {
   writeFileSync(excludePath, `${current}${separator}# OpenProgram (TypeScript) bookkeeping\n${missing.join("\n")}\n`);
 }
 
+/** How long a git index lock may be held by someone else before it counts as abandoned. */
+const INDEX_LOCK_WAIT_MS = 2_000;
+
+/**
+ * Removes a `.git/index.lock` left by a process killed in the middle of a git
+ * command. Our own git writes run under the session's commit lock, so a lock
+ * file seen here belongs to a dead process, or to a foreign git (the Python
+ * store, a person) that is given a moment to finish first.
+ */
+async function clearAbandonedIndexLock(paths: SessionPaths): Promise<void> {
+  const lock = join(paths.git, "index.lock");
+  const deadline = Date.now() + INDEX_LOCK_WAIT_MS;
+  while (existsSync(lock)) {
+    if (Date.now() > deadline) {
+      rmSync(lock, { force: true });
+      process.emitWarning(`Removed ${lock}, left by a git process that did not finish (killed mid-commit).`, { code: "OPENPROGRAM_STALE_GIT_LOCK" });
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** Stages everything and commits; returns the new sha, or null when nothing changed. */
 export async function commitAll(paths: SessionPaths, message: string): Promise<string | null> {
   const git = await ensureRepository(paths);
+  await clearAbandonedIndexLock(paths);
   try {
     // --verbose: see ensureRepository on simple-git's wait after silent commands.
     await git.add(["-A", "--verbose"]);

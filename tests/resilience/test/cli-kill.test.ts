@@ -1,0 +1,81 @@
+// Crash safety (issue 8 section 3): kill -9 a CLI run at random points during
+// a turn, 50 times; after every kill the store must open cleanly, every node
+// file must be complete JSON, no seq duplicated, nodes left running read back
+// as interrupted, the status must not be stuck, and --session continues.
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { doctorSessions, SessionDB } from "@openprogram/session-context";
+import { afterAll, describe, expect, it } from "vitest";
+
+const CLI_BIN = fileURLToPath(new URL("../../../packages/cli/dist/bin.js", import.meta.url));
+const PROGRAM = `${fileURLToPath(new URL("../programs/long-turn.mjs", import.meta.url))}#work`;
+const KILLS = 50;
+
+const home = mkdtempSync(join(tmpdir(), "openprogram-kill-"));
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+const root = join(home, "sessions");
+const script = join(home, "replies.json");
+writeFileSync(script, JSON.stringify(Array.from({ length: 10_000 }, (_, index) => ({ reply: `done ${index}`, delayMs: 3 }))));
+const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, OPENPROGRAM_HOME: home, OPENPROGRAM_PROVIDER: "scripted", OPENPROGRAM_SCRIPT: script };
+
+function startRun(sessionId: string): { exited: Promise<number | null>; kill: () => void } {
+  const child = spawn(process.execPath, [CLI_BIN, "run", PROGRAM, "--input", JSON.stringify({ steps: 12 }), "--session", sessionId], { env, stdio: "ignore" });
+  return { exited: new Promise((resolve) => child.on("exit", (code) => resolve(code))), kill: () => child.kill("SIGKILL") };
+}
+
+/** Checks the store as a freshly started process would see it. */
+async function assertConsistent(sessionId: string): Promise<void> {
+  const db = new SessionDB({ root });
+  const record = await db.getSession(sessionId);
+  expect(record, "the session is still in the registry").not.toBeNull();
+  expect(["running", "needs_input"], "the status is not stuck").not.toContain(record?.status);
+  const history = join(root, sessionId, "history");
+  const seqs = new Set<number>();
+  for (const file of readdirSync(history)) {
+    expect(file, "no temp file is left where a node belongs").toMatch(/^\d{4,}-[ulc]-[0-9a-f]{12}\.json$|^\..*\.tmp-[0-9a-f]+$/);
+    if (file.startsWith(".")) continue;
+    const node = JSON.parse(readFileSync(join(history, file), "utf8")) as { seq: number };
+    expect(seqs.has(node.seq), `seq ${node.seq} is not duplicated`).toBe(false);
+    seqs.add(node.seq);
+  }
+  const loaded = await db.readHistory(sessionId);
+  expect(loaded.problems).toEqual([]);
+  expect(loaded.nodes.filter((node) => node.metadata.status === "running" || node.metadata.status === "waiting")).toEqual([]);
+}
+
+describe("kill -9 of a CLI run at random points", () => {
+  it(`leaves a consistent, continuable session after each of ${KILLS} kills`, async () => {
+    const sessionId = "crash_test";
+    // How long a whole run takes here, to spread the kills over it.
+    const started = Date.now();
+    expect(await startRun(sessionId).exited).toBe(0);
+    const fullRunMs = Date.now() - started;
+    const delays: number[] = [];
+    let interrupted = 0;
+    for (let kill = 0; kill < KILLS; kill++) {
+      // 35 kills spread over the whole run, from start-up on; 15 in its last quarter, where the turn's git commit runs.
+      const spread = kill < 35 ? (kill + Math.random()) / 35 : 0.75 + ((kill - 35 + Math.random()) / 15) * 0.3;
+      const delay = Math.round(spread * fullRunMs);
+      delays.push(delay);
+      const run = startRun(sessionId);
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      run.kill();
+      await run.exited;
+      await assertConsistent(sessionId);
+      interrupted = (await new SessionDB({ root }).loadNodes(sessionId)).filter((node) => node.metadata.status === "interrupted").length;
+    }
+    // Kills landed mid-turn (nodes were interrupted), and the session continues.
+    expect(interrupted).toBeGreaterThan(0);
+    const before = (await new SessionDB({ root }).loadNodes(sessionId)).length;
+    expect(await startRun(sessionId).exited).toBe(0);
+    const after = await new SessionDB({ root }).loadNodes(sessionId);
+    expect(after.length).toBe(before + 25);
+    expect(after.slice(before).every((node) => node.metadata.status === "completed")).toBe(true);
+    const report = await doctorSessions({ db: new SessionDB({ root }) });
+    expect(report.findings.filter((finding) => finding.severity === "error")).toEqual([]);
+    process.stdout.write(`kills at ${Math.min(...delays)}-${Math.max(...delays)} ms of a ${fullRunMs} ms run; ${interrupted} nodes recorded interrupted\n`);
+  });
+});

@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
 import { sharedTestConfig } from "../../vitest.shared.js";
 
-export default defineConfig(sharedTestConfig(import.meta.dirname));
+// The SIGTERM test runs serve() from dist/ in a child process.
+export default defineConfig(sharedTestConfig(import.meta.dirname, { needsBuild: true }));

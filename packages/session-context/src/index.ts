@@ -76,6 +76,7 @@ export type {
 // Managing sessions (what `openprogram sessions ...` and the web page's session list use)
 export {
   buildCallTree,
+  checkStore,
   deleteSession,
   describeSession,
   doctorSessions,
@@ -91,6 +92,7 @@ export {
 } from "./sessions/manage.js";
 
 export type { DoctorFinding, DoctorReport, FindingKind } from "./store/doctor.js";
+export type { HealthCheck, StoreHealth } from "./store/health.js";
 
 // Carrying a turn across a process boundary (the process runner uses these)
 export { beginCurrentTurn, recordAbandonedNodes, relaySessionEvent } from "./context/relay.js";

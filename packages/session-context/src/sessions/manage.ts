@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { canonicalJson } from "../json/canonical.js";
 import { doctorStore, type DoctorReport } from "../store/doctor.js";
+import { probeStore, type StoreHealth } from "../store/health.js";
 import { openStore } from "../store/open-store.js";
 import type { ListSessionsOptions, SessionDB } from "../store/session-db.js";
 import type { GitLogEntry, HistoryProblem, SessionMeta, SessionNode, SessionRecord } from "../store/types.js";
@@ -132,6 +133,11 @@ function textOf(value: unknown): string {
 
 function isoTime(seconds: number): string {
   return Number.isFinite(seconds) ? new Date(seconds * 1000).toISOString() : "unknown";
+}
+
+/** Whether the store can take turns: its root writable (probed with a real write) and git usable. Never throws. */
+export async function checkStore(options: StoreOption = {}): Promise<StoreHealth> {
+  return probeStore((options.db ?? openStore()).root);
 }
 
 /** Checks a store (or one session) and, with `fix`, repairs what it safely can; see DoctorReport. */

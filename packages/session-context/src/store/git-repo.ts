@@ -9,8 +9,8 @@ import type { GitLogEntry } from "./types.js";
 /** The identity of every commit, as the Python store writes it. */
 export const GIT_AUTHOR = { name: "OpenProgram", email: "openprogram@local" };
 
-/** Settings for every git call; auto-gc would stall a turn's commit. */
-const GIT_CONFIG = ["commit.gpgsign=false", "core.autocrlf=false", "gc.auto=0"];
+/** Settings for every git call: auto-gc and auto-maintenance would stall (or add a process to) every turn's commit. */
+const GIT_CONFIG = ["commit.gpgsign=false", "core.autocrlf=false", "gc.auto=0", "maintenance.auto=false"];
 
 /**
  * A minimal environment for git: the user's own git setup (global config with
@@ -171,4 +171,11 @@ export async function committedText(paths: SessionPaths, relativePath: string): 
   } catch {
     return null;
   }
+}
+
+/** `git --version`, through the same settings as every other git call. */
+export async function gitVersion(): Promise<string> {
+  const version = await (await gitFor(process.cwd())).version();
+  if (!version.installed) throw new GitError("git is not installed or not on PATH");
+  return `git version ${version.major}.${version.minor}.${String(version.patch)}`;
 }

@@ -1,7 +1,7 @@
-import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { StoreWriteError } from "../errors.js";
-import { DIR_MODE, writeFileAtomicSync } from "./atomic-file.js";
+import { DIR_MODE, FILE_MODE } from "./atomic-file.js";
 import { isProcessAlive, processIdentity } from "./file-lock.js";
 import type { SessionPaths } from "./layout.js";
 
@@ -17,7 +17,12 @@ export function takeTurnLease(paths: SessionPaths, turnId: string): void {
     throw new StoreWriteError(paths.turns, error);
   }
   const { pid, host } = processIdentity();
-  writeFileAtomicSync(join(paths.turns, leaseName(turnId)), `${pid} ${host} ${Date.now()}\n`);
+  // Not fsynced: a lease only says which live process runs the turn, and a crash that loses it is the case recovery handles.
+  try {
+    writeFileSync(join(paths.turns, leaseName(turnId)), `${pid} ${host} ${Date.now()}\n`, { mode: FILE_MODE });
+  } catch (error) {
+    throw new StoreWriteError(join(paths.turns, leaseName(turnId)), error);
+  }
 }
 
 /** Drops the lease; a missing lease (already recovered) is fine. */
@@ -51,8 +56,9 @@ export function liveTurnLeases(paths: SessionPaths, exceptTurnId?: string): stri
     }
     const [pidText, host] = content.trim().split(" ");
     const pid = Number(pidText);
-    // A lease from another host cannot be checked; it counts as live.
-    const alive = host !== ourHost || (Number.isInteger(pid) && pid > 0 && isProcessAlive(pid));
+    // A lease cut short by a crash names no process: stale. One from another host cannot be checked: live.
+    const readable = host !== undefined && Number.isInteger(pid) && pid > 0;
+    const alive = readable && (host !== ourHost || isProcessAlive(pid));
     if (alive) live.push(turnId);
     else releaseTurnLease(paths, turnId);
   }

@@ -1,0 +1,189 @@
+// The server under measurement, in its own process so its RSS is its own and
+// the load generator does not share its event loop. Modes: "echo" (a bare
+// `ws` echo server: the baseline) and "dispatcher" (createDispatcher over a
+// temp store and the scripted provider, no artificial latency). It prints its
+// port as one JSON line, then answers IPC requests: rss, core, exit.
+import { sessionContext, chat } from "@openprogram/session-context";
+import { createTempStore, scriptedRuntime } from "@openprogram/session-context/testing";
+import { WebSocket, WebSocketServer } from "ws";
+import { createDispatcher } from "../src/index.js";
+
+/** Messages from the load generator. */
+export type ChildRequest =
+  | { cmd: "rss" }
+  | { cmd: "core"; concurrency: number; turnsPerClient: number }
+  | { cmd: "interleaved"; turns: number }
+  | { cmd: "paired"; concurrency: number; turnsPerClient: number; rounds: number }
+  | { cmd: "exit" };
+
+const mode = process.argv[2];
+const replies = Number(process.argv[3] ?? "10000");
+const store = createTempStore("openprogram-bench-");
+const { runtime } = scriptedRuntime(Array.from({ length: replies }, (_, index) => `reply ${index}`));
+
+async function start(): Promise<{ port: number; wsUrl: string; close: () => Promise<void> }> {
+  if (mode === "echo") {
+    const wss = new WebSocketServer({ port: 0, host: "127.0.0.1", perMessageDeflate: false });
+    wss.on("connection", (socket) => socket.on("message", (data) => socket.send((data as Buffer).toString("utf8"))));
+    await new Promise<void>((resolve) => wss.once("listening", () => resolve()));
+    const address = wss.address() as { port: number };
+    return { port: address.port, wsUrl: `ws://127.0.0.1:${address.port}`, close: () => new Promise((resolve) => wss.close(() => resolve())) };
+  }
+  if (mode === "dispatcher") {
+    const dispatcher = await createDispatcher({ port: 0, db: store.db, runtime });
+    return { port: dispatcher.port, wsUrl: dispatcher.wsUrl, close: () => dispatcher.close() };
+  }
+  throw new Error(`server-child: unknown mode ${String(mode)}; use echo or dispatcher.`);
+}
+
+/** The core alone, in-process, on the dispatcher's own store: the same chat turns with no dispatcher in front. */
+async function coreTurns(concurrency: number, turnsPerClient: number): Promise<{ latencies: number[]; wallMs: number }> {
+  const { runtime: coreRuntime } = scriptedRuntime(Array.from({ length: concurrency * turnsPerClient }, (_, index) => `reply ${index}`));
+  const latencies: number[] = [];
+  const began = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      let sessionId: string | undefined;
+      for (let turn = 0; turn < turnsPerClient; turn++) {
+        const started = performance.now();
+        sessionId = await sessionContext({ sessionId, db: store.db, runtime: coreRuntime, source: "bench", fromEnvironment: false }, async (session) => {
+          await chat(`message ${turn}`);
+          return session.sessionId;
+        });
+        latencies.push(performance.now() - started);
+      }
+    }),
+  );
+  return { latencies, wallMs: performance.now() - began };
+}
+
+/**
+ * The dispatcher's own cost: one chat turn through it (a client in this same
+ * process), then one turn of the core alone, alternately, so that whatever
+ * else loads the machine weighs on both equally.
+ */
+async function interleaved(turns: number): Promise<{ dispatcher: number[]; core: number[] }> {
+  const core = createTempStore("openprogram-bench-core-");
+  const { runtime: coreRuntime } = scriptedRuntime(Array.from({ length: turns }, (_, index) => `reply ${index}`));
+  const socket = new WebSocket(server.wsUrl, { perMessageDeflate: false });
+  await new Promise<void>((resolve, reject) => {
+    socket.once("open", () => resolve());
+    socket.once("error", reject);
+  });
+  let webSession: string | undefined;
+  let coreSession: string | undefined;
+  let finished: (() => void) | null = null;
+  socket.on("message", (data) => {
+    const frame = JSON.parse((data as Buffer).toString("utf8")) as { type: string; session_id?: string };
+    if (frame.type === "session") webSession = frame.session_id;
+    if (frame.type === "turn_done" || frame.type === "turn_failed" || frame.type === "error") finished?.();
+  });
+  const result = { dispatcher: [] as number[], core: [] as number[] };
+  for (let turn = 0; turn < turns; turn++) {
+    let started = performance.now();
+    await new Promise<void>((resolve) => {
+      finished = resolve;
+      socket.send(JSON.stringify({ type: "chat", text: `message ${turn}`, ...(webSession ? { session_id: webSession } : {}) }));
+    });
+    result.dispatcher.push(performance.now() - started);
+    started = performance.now();
+    coreSession = await sessionContext({ sessionId: coreSession, db: core.db, runtime: coreRuntime, source: "bench", fromEnvironment: false }, async (session) => {
+      await chat(`message ${turn}`);
+      return session.sessionId;
+    });
+    result.core.push(performance.now() - started);
+  }
+  socket.close();
+  core.cleanup();
+  return result;
+}
+
+/** `concurrency` clients in this process, each running `turnsPerClient` chat turns through the dispatcher. */
+async function dispatcherTurns(concurrency: number, turnsPerClient: number): Promise<{ latencies: number[]; wallMs: number }> {
+  const sockets = await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      const socket = new WebSocket(server.wsUrl, { perMessageDeflate: false });
+      await new Promise<void>((resolve, reject) => {
+        socket.once("open", () => resolve());
+        socket.once("error", reject);
+      });
+      return socket;
+    }),
+  );
+  const latencies: number[] = [];
+  const began = performance.now();
+  await Promise.all(
+    sockets.map(async (socket) => {
+      let sessionId: string | undefined;
+      for (let turn = 0; turn < turnsPerClient; turn++) {
+        const started = performance.now();
+        await new Promise<void>((resolve) => {
+          const onMessage = (data: Buffer): void => {
+            const frame = JSON.parse(data.toString("utf8")) as { type: string; session_id?: string };
+            if (frame.type === "session") sessionId = frame.session_id;
+            if (frame.type !== "turn_done" && frame.type !== "turn_failed" && frame.type !== "error") return;
+            socket.off("message", onMessage);
+            resolve();
+          };
+          socket.on("message", onMessage);
+          socket.send(JSON.stringify({ type: "chat", text: `message ${turn}`, ...(sessionId ? { session_id: sessionId } : {}) }));
+        });
+        latencies.push(performance.now() - started);
+      }
+    }),
+  );
+  const wallMs = performance.now() - began;
+  for (const socket of sockets) socket.close();
+  return { latencies, wallMs };
+}
+
+/**
+ * Rounds through the dispatcher alternating with rounds of the core alone, all
+ * in this process; which goes first alternates too, so neither always meets a
+ * warmer (or busier) machine.
+ */
+async function paired(concurrency: number, turnsPerClient: number, rounds: number): Promise<{ dispatcher: Round[]; core: Round[] }> {
+  const result = { dispatcher: [] as Round[], core: [] as Round[] };
+  for (let round = 0; round < rounds; round++) {
+    const viaDispatcher = (): Promise<void> => dispatcherTurns(concurrency, turnsPerClient).then((done) => void result.dispatcher.push(done));
+    const viaCore = (): Promise<void> => coreTurns(concurrency, turnsPerClient).then((done) => void result.core.push(done));
+    if (round % 2 === 0) {
+      await viaDispatcher();
+      await viaCore();
+    } else {
+      await viaCore();
+      await viaDispatcher();
+    }
+  }
+  return result;
+}
+
+type Round = { latencies: number[]; wallMs: number };
+
+const server = await start();
+process.stdout.write(`${JSON.stringify({ port: server.port })}\n`);
+process.on("message", (message: ChildRequest) => {
+  const answer = (value: unknown): void => {
+    process.send?.(value);
+  };
+  switch (message.cmd) {
+    case "rss":
+      answer({ rss: process.memoryUsage().rss });
+      return;
+    case "core":
+      void coreTurns(message.concurrency, message.turnsPerClient).then(answer);
+      return;
+    case "interleaved":
+      void interleaved(message.turns).then(answer);
+      return;
+    case "paired":
+      void paired(message.concurrency, message.turnsPerClient, message.rounds).then(answer);
+      return;
+    case "exit":
+      void server.close().then(() => {
+        store.cleanup();
+        process.exit(0);
+      });
+      return;
+  }
+});

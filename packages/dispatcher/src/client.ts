@@ -1,0 +1,45 @@
+import { WebSocket } from "ws";
+import { encodeFrame, type ServerFrame } from "./protocol.js";
+
+/**
+ * Frames a client has not read yet, beyond which it is cut off: a client that
+ * stops reading must not make the server buffer without bound.
+ */
+export const MAX_UNSENT_BYTES = 8 * 1024 * 1024;
+
+/** Turns one connection may run at once (each may create a session). */
+export const MAX_TURNS_PER_CONNECTION = 16;
+
+/** One connected WebSocket client. */
+export class Client {
+  /** Answered the last heartbeat ping. */
+  alive = true;
+  /** Turns this connection started that are still running. */
+  runningTurns = 0;
+
+  constructor(
+    /** Short id for logs ("c1", "c2", ...); never sent to other clients. */
+    readonly id: string,
+    readonly socket: WebSocket,
+    /** Called once when the client is cut off for not reading. */
+    private readonly onTooSlow: (client: Client) => void = () => undefined,
+  ) {}
+
+  /** Sends a frame if the socket is still open; a closing socket drops it. */
+  send(frame: ServerFrame): void {
+    this.sendEncoded(encodeFrame(frame));
+  }
+
+  /** Sends an already-encoded frame (one encoding shared by every subscriber). */
+  sendEncoded(text: string): void {
+    if (this.socket.readyState !== WebSocket.OPEN) return;
+    if (this.socket.bufferedAmount > MAX_UNSENT_BYTES) {
+      this.socket.terminate();
+      this.onTooSlow(this);
+      return;
+    }
+    this.socket.send(text, () => {
+      // A send that fails means the socket is closing; its close handler cleans up.
+    });
+  }
+}

@@ -1,0 +1,153 @@
+import { createServer, type IncomingMessage } from "node:http";
+import { resolve } from "node:path";
+import type { Duplex } from "node:stream";
+import { InvalidInputError, openStore, type SessionDB } from "@openprogram/session-context";
+import { WebSocketServer, type WebSocket } from "ws";
+import { Client } from "./client.js";
+import { FrameHandler } from "./frame-handler.js";
+import { createRequestHandler } from "./http.js";
+import { createEventLogger } from "./logging.js";
+import { isLoopbackHost, urlHost } from "./loopback.js";
+import { normalizeOptions, type Dispatcher, type DispatcherOptions } from "./options.js";
+import { ProgramRegistry } from "./programs.js";
+import { MAX_FRAME_BYTES, PROTOCOL_VERSION } from "./protocol.js";
+import { checkReadiness } from "./readiness.js";
+import { closeSockets, listen } from "./server-lifecycle.js";
+import { logStart } from "./start-banner.js";
+import { loadWebAssets } from "./static-files.js";
+import { Subscriptions } from "./subscriptions.js";
+import { Turns } from "./turns.js";
+import { checkUpgrade, rejectUpgrade } from "./upgrade-checks.js";
+import { DISPATCHER_VERSION } from "./version.js";
+import { WebAsker } from "./web-asker.js";
+
+/** Unanswered pings for this long mean the peer is gone (proxies drop idle sockets after ~60 s). */
+const HEARTBEAT_MS = 30_000;
+
+/**
+ * Starts the dispatcher: one HTTP server that serves the web page, `/healthz`
+ * and `/readyz`, and upgrades `/ws` to the WebSocket protocol documented in
+ * the README. Every turn runs inside the core's sessionContext.
+ */
+export async function createDispatcher(options: DispatcherOptions = {}): Promise<Dispatcher> {
+  const settings = normalizeOptions(options);
+  const db = storeFor(options);
+  const programs = new ProgramRegistry(options.programs);
+  const assets = loadWebAssets();
+  const log = createEventLogger(options.log, settings.token ? [settings.token] : []);
+  const startedAt = performance.now();
+
+  const subscriptions = new Subscriptions();
+  const asker = new WebAsker((sessionId, frame) => subscriptions.publish(sessionId, frame));
+  const turns = new Turns({ db, runtime: options.runtime, asker, subscriptions, programs, log });
+  const frames = new FrameHandler({ db, turns, asker, subscriptions, programs, log });
+  let shuttingDown: string | null = null;
+
+  const server = createServer(
+    createRequestHandler({
+      assets,
+      version: DISPATCHER_VERSION,
+      startedAt,
+      log,
+      readiness: () => checkReadiness({ db, runtime: options.runtime, shuttingDown }),
+    }),
+  );
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+  const policy = { token: settings.token, allowedOrigins: settings.allowedOrigins, loopbackBound: isLoopbackHost(settings.host) };
+  let nextClient = 1;
+
+  server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on("error", () => socket.destroy());
+    const remote = request.socket.remoteAddress ?? "";
+    if (shuttingDown !== null) {
+      rejectUpgrade(socket, 503, `The dispatcher is shutting down (${shuttingDown}).`);
+      return;
+    }
+    const verdict = checkUpgrade(request, policy);
+    if (!verdict.ok) {
+      log.warn("connection_rejected", { remote, status: verdict.status, origin: request.headers.origin });
+      rejectUpgrade(socket, verdict.status, verdict.reason);
+      return;
+    }
+    wss.handleUpgrade(request, socket, head, (socketOfClient) => accept(socketOfClient, request));
+  });
+
+  const clients = new Map<WebSocket, Client>();
+
+  function accept(socket: WebSocket, request: IncomingMessage): void {
+    const client = new Client(`c${nextClient++}`, socket, (slow) =>
+      log.warn("client_too_slow", { client: slow.id, hint: "the client stopped reading its frames; it was disconnected" }),
+    );
+    clients.set(socket, client);
+    log.info("connection_open", { client: client.id, remote: request.socket.remoteAddress, origin: request.headers.origin });
+    socket.on("pong", () => (client.alive = true));
+    socket.on("message", (data, isBinary) => {
+      void frames.receive(client, data, isBinary);
+    });
+    socket.on("error", (error: Error & { code?: string }) => {
+      // ws closes the socket itself (1009 for frames over maxPayload, 1002 for protocol errors).
+      log.warn("connection_error", { client: client.id, error_code: error.code ?? "socket_error", message: error.message });
+    });
+    socket.on("close", (code) => {
+      clients.delete(socket);
+      subscriptions.dropClient(client);
+      log.info("connection_close", { client: client.id, code });
+    });
+    client.send({ type: "hello", protocol_version: PROTOCOL_VERSION, server: "openprogram-dispatcher", version: DISPATCHER_VERSION });
+  }
+
+  const address = await listen(server, settings);
+  const host = settings.host;
+  const url = `http://${urlHost(host)}:${address.port}`;
+  logStart(log, settings, address.port, url, db, programs, options);
+
+  const heartbeat = setInterval(() => {
+    for (const [socket, client] of clients) {
+      if (!client.alive) {
+        socket.terminate();
+        continue;
+      }
+      client.alive = false;
+      socket.ping();
+    }
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
+
+  let shutdownPromise: Promise<void> | null = null;
+  const shutdown = (reason = "shutdown requested", graceMs = settings.shutdownGraceMs): Promise<void> => {
+    shutdownPromise ??= (async () => {
+      const began = performance.now();
+      shuttingDown = reason;
+      log.info("shutdown_start", { reason, running_turns: turns.count, grace_ms: graceMs });
+      const serverClosed = new Promise<void>((closed) => server.close(() => closed()));
+      const { cancelled, abandoned } = await turns.drain(reason, graceMs);
+      clearInterval(heartbeat);
+      await closeSockets([...clients.keys()], `server shutting down: ${reason}`);
+      wss.close();
+      server.closeAllConnections();
+      await serverClosed;
+      log.info("shutdown_complete", { reason, cancelled_turns: cancelled, abandoned_turns: abandoned, duration_ms: Math.round(performance.now() - began) });
+    })();
+    return shutdownPromise;
+  };
+
+  return {
+    url,
+    wsUrl: `ws://${urlHost(host)}:${address.port}/ws`,
+    port: address.port,
+    host,
+    shutdown: (reason) => shutdown(reason),
+    close: () => shutdown("closed", 0),
+  };
+}
+
+/** The store: `db`, else the one at `sessionsRoot` (or the default root). */
+function storeFor(options: DispatcherOptions): SessionDB {
+  if (options.db) {
+    if (options.sessionsRoot !== undefined && resolve(options.sessionsRoot) !== options.db.root) {
+      throw new InvalidInputError(`sessionsRoot ${options.sessionsRoot} and db (rooted at ${options.db.root}) disagree; pass one of them.`);
+    }
+    return options.db;
+  }
+  return options.sessionsRoot !== undefined ? openStore({ root: options.sessionsRoot }) : openStore();
+}

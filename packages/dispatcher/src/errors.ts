@@ -1,0 +1,62 @@
+import { OpenProgramError } from "@openprogram/session-context";
+
+/** The dispatcher is shutting down and accepts no new turns. */
+export class ShuttingDownError extends OpenProgramError {
+  readonly code = "shutting_down";
+  constructor(reason: string) {
+    super(`The dispatcher is shutting down (${reason}) and accepts no new turns; reconnect once it is back.`);
+  }
+}
+
+/** A frame whose `type` is not an action of the protocol. */
+export class UnknownActionError extends OpenProgramError {
+  readonly code = "unknown_action";
+}
+
+/** A `run` frame named a program that is not registered. */
+export class UnknownProgramError extends OpenProgramError {
+  readonly code = "unknown_program";
+  constructor(
+    readonly program: string,
+    registered: readonly string[],
+  ) {
+    super(
+      `No program named ${JSON.stringify(program)} is registered. ` +
+        (registered.length > 0 ? `Registered: ${registered.join(", ")}.` : "None are registered; start the dispatcher with --program module#export."),
+    );
+  }
+}
+
+/** An `answer` or `decline` for a question that is not waiting (already closed, or never asked). */
+export class UnknownQuestionError extends OpenProgramError {
+  readonly code = "unknown_question";
+  constructor(readonly questionId: string) {
+    super(`No question ${JSON.stringify(questionId)} is waiting for an answer; it was answered, timed out or cancelled, or never asked.`);
+  }
+}
+
+/** `stop` for a session that has no turn running in this dispatcher. */
+export class NoRunningTurnError extends OpenProgramError {
+  readonly code = "no_running_turn";
+  constructor(readonly sessionId: string) {
+    super(`Session '${sessionId}' has no turn running here; there is nothing to stop.`);
+  }
+}
+
+/** The HTTP server could not listen on the requested address. */
+export class ListenError extends OpenProgramError {
+  readonly code = "listen_failed";
+}
+
+/** The web page's files are missing from the installed package. */
+export class WebAssetsMissingError extends OpenProgramError {
+  readonly code = "web_assets_missing";
+}
+
+/** A connection already has as many turns running as it may. */
+export class TooManyTurnsError extends OpenProgramError {
+  readonly code = "too_many_turns";
+  constructor(limit: number) {
+    super(`This connection already runs ${limit} turns, the most it may; wait for one to finish, or open another connection.`);
+  }
+}

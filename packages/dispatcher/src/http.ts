@@ -1,0 +1,84 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { EventLogger } from "./logging.js";
+import type { ReadinessReport } from "./readiness.js";
+import type { WebAsset } from "./static-files.js";
+import { WS_PATH } from "./upgrade-checks.js";
+
+/** What plain HTTP requests are answered from. */
+export interface HttpDependencies {
+  assets: ReadonlyMap<string, WebAsset>;
+  readiness: () => Promise<ReadinessReport>;
+  version: string;
+  startedAt: number;
+  log: EventLogger;
+}
+
+/** The page never loads anything from elsewhere, and nothing may frame it. */
+const PAGE_HEADERS = {
+  "content-security-policy":
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  // The page may be opened with ?token=...; no referrer carries it anywhere.
+  "referrer-policy": "no-referrer",
+} as const;
+
+/** Serves the page, `/healthz` and `/readyz`; everything else is 404 (GET and HEAD only). */
+export function createRequestHandler(deps: HttpDependencies): (request: IncomingMessage, response: ServerResponse) => void {
+  return (request, response) => {
+    void route(deps, request, response).catch((error: unknown) => {
+      deps.log.error("http_error", { path: pathOf(request), message: (error as Error).message });
+      if (!response.headersSent) sendJson(response, 500, { error: { code: "internal_error", message: "The request failed; see the dispatcher's log." } });
+      else response.destroy();
+    });
+  };
+}
+
+async function route(deps: HttpDependencies, request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const path = pathOf(request);
+  if (request.method !== "GET" && request.method !== "HEAD") {
+    response.setHeader("allow", "GET, HEAD");
+    sendJson(response, 405, { error: { code: "method_not_allowed", message: `${request.method ?? "?"} is not supported; the dispatcher answers GET and HEAD.` } });
+    return;
+  }
+  if (path === "/healthz") {
+    sendJson(response, 200, { status: "ok", version: deps.version, uptime_s: Math.round((performance.now() - deps.startedAt) / 1000) });
+    return;
+  }
+  if (path === "/readyz") {
+    const report = await deps.readiness();
+    sendJson(response, report.status === "ready" ? 200 : 503, report);
+    return;
+  }
+  if (path === WS_PATH) {
+    response.setHeader("upgrade", "websocket");
+    sendJson(response, 426, { error: { code: "upgrade_required", message: `${WS_PATH} is the WebSocket endpoint; connect with a WebSocket client.` } });
+    return;
+  }
+  const asset = deps.assets.get(path);
+  if (!asset) {
+    sendJson(response, 404, { error: { code: "not_found", message: `Nothing at ${path}. The page is at /, health at /healthz and /readyz.` } });
+    return;
+  }
+  if (request.headers["if-none-match"] === asset.etag) {
+    response.writeHead(304, { etag: asset.etag, ...PAGE_HEADERS });
+    response.end();
+    return;
+  }
+  response.writeHead(200, { "content-type": asset.type, "content-length": asset.body.length, etag: asset.etag, "cache-control": "no-cache", ...PAGE_HEADERS });
+  response.end(request.method === "HEAD" ? undefined : asset.body);
+}
+
+function sendJson(response: ServerResponse, status: number, value: unknown): void {
+  const body = JSON.stringify(value);
+  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "cache-control": "no-store", "x-content-type-options": "nosniff" });
+  response.end(body);
+}
+
+function pathOf(request: IncomingMessage): string {
+  try {
+    return new URL(request.url ?? "/", "http://dispatcher.invalid").pathname;
+  } catch {
+    return "/";
+  }
+}

@@ -1,0 +1,68 @@
+// @openprogram/dispatcher: the web dispatcher. Entry file: wiring only.
+
+export { createDispatcher } from "./create-dispatcher.js";
+export { serve, type ServeOptions, type ServeProcess } from "./serve.js";
+export { resolveServeConfig, SERVE_SETTINGS, type ServeFlags } from "./serve-config.js";
+export { DEFAULTS, type Dispatcher, type DispatcherOptions, type ProgramEntry } from "./options.js";
+export {
+  createEventLogger,
+  createLogSink,
+  humanLogLine,
+  jsonLogLine,
+  redactSecrets,
+  resolveLogFormat,
+  type EventLogger,
+  type LogEntry,
+  type LogFormat,
+  type LogLevel,
+  type LogSink,
+  type LogStream,
+} from "./logging.js";
+export { parseClientFrame, CLIENT_ACTIONS, type ParsedFrame } from "./parse-frame.js";
+export { encodeFrame, MAX_FRAME_BYTES, PROTOCOL_VERSION } from "./protocol.js";
+export type {
+  AnswerFrame,
+  ChatFrame,
+  ClientAction,
+  ClientFrame,
+  DeclineFrame,
+  DeleteSessionFrame,
+  ErrorFrame,
+  FrameError,
+  GetSessionFrame,
+  HelloFrame,
+  ListProgramsFrame,
+  ListSessionsFrame,
+  NodeFrame,
+  ProgramInfo,
+  ProgramsFrame,
+  QuestionClosedFrame,
+  QuestionFrame,
+  RunFrame,
+  ServerFrame,
+  SessionDeletedFrame,
+  SessionDetailFrame,
+  SessionFrame,
+  SessionsFrame,
+  StatusFrame,
+  StopFrame,
+  SubscribedFrame,
+  SubscribeFrame,
+  TurnDoneFrame,
+  TurnFailedFrame,
+  UnsubscribedFrame,
+  UnsubscribeFrame,
+} from "./protocol.js";
+export { checkReadiness, type ReadinessCheck, type ReadinessReport } from "./readiness.js";
+export {
+  ListenError,
+  NoRunningTurnError,
+  ShuttingDownError,
+  TooManyTurnsError,
+  UnknownActionError,
+  UnknownProgramError,
+  UnknownQuestionError,
+  WebAssetsMissingError,
+} from "./errors.js";
+export { MAX_TURNS_PER_CONNECTION, MAX_UNSENT_BYTES } from "./client.js";
+export { DISPATCHER_VERSION } from "./version.js";

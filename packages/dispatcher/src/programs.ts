@@ -1,0 +1,76 @@
+import { InvalidInputError, isAgenticFunction } from "@openprogram/session-context";
+import { UnknownProgramError } from "./errors.js";
+import type { ProgramEntry } from "./options.js";
+import type { ProgramInfo } from "./protocol.js";
+
+/** A program ready to run inside a turn. */
+export interface RegisteredProgram {
+  readonly info: ProgramInfo;
+  /** Throws InvalidInputError before anything is recorded when the input cannot work. */
+  checkInput(input: unknown): void;
+  /** Runs the program; call inside the turn's session context. */
+  invoke(input: unknown): Promise<unknown>;
+}
+
+const PROGRAM_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}$/;
+
+/** The registry of programs the web may run, checked once at start. */
+export class ProgramRegistry {
+  private readonly programs = new Map<string, RegisteredProgram>();
+
+  constructor(entries: Record<string, ProgramEntry> = {}) {
+    for (const [name, entry] of Object.entries(entries)) {
+      if (!PROGRAM_NAME.test(name)) {
+        throw new InvalidInputError(`programs: the name ${JSON.stringify(name)} must be 1-64 letters, digits, '_', '.', ':' or '-'.`);
+      }
+      this.programs.set(name, register(name, entry));
+    }
+  }
+
+  /** The program, or UnknownProgramError naming the registered ones. */
+  get(name: string): RegisteredProgram {
+    const program = this.programs.get(name);
+    if (!program) throw new UnknownProgramError(name, this.names());
+    return program;
+  }
+
+  /** Registered names, sorted. */
+  names(): string[] {
+    return [...this.programs.keys()].sort();
+  }
+
+  /** What `list_programs` answers. */
+  list(): ProgramInfo[] {
+    return this.names().map((name) => (this.programs.get(name) as RegisteredProgram).info);
+  }
+}
+
+function register(name: string, entry: ProgramEntry): RegisteredProgram {
+  if (isAgenticFunction(entry)) {
+    const { doc } = entry.agentic;
+    const call = entry as unknown as (input: unknown) => Promise<unknown>;
+    return {
+      info: { name, kind: "agentic", description: firstLine(doc), doc },
+      checkInput(input) {
+        if (input !== undefined && (input === null || typeof input !== "object" || Array.isArray(input))) {
+          throw new InvalidInputError(`run.input of ${name} must be a JSON object (the agentic function's one input object), or absent.`);
+        }
+      },
+      invoke: (input) => call(input),
+    };
+  }
+  if (entry !== null && typeof entry === "object" && typeof (entry as { run?: unknown }).run === "function") {
+    const description = (entry as { description?: unknown }).description;
+    return {
+      info: { name, kind: "runner", description: typeof description === "string" ? description : "", doc: "" },
+      checkInput() {},
+      invoke: (input) => Promise.resolve(entry.run(input)),
+    };
+  }
+  throw new InvalidInputError(`programs.${name} must be an agentic function or an object with a run(input) method.`);
+}
+
+function firstLine(text: string): string {
+  const line = text.trim().split("\n")[0] ?? "";
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}

@@ -1,0 +1,282 @@
+// The dispatcher's WebSocket protocol: JSON text frames, one object each, told
+// apart by `type`. Every frame is documented with an example in README.md.
+import type { AskOutcome, SessionDetail, SessionNode, SessionRecord, SessionStatus } from "@openprogram/session-context";
+
+/** Version of this protocol, sent in `hello`. */
+export const PROTOCOL_VERSION = 1;
+
+/** Frames larger than this are refused by the WebSocket layer (close code 1009). */
+export const MAX_FRAME_BYTES = 1024 * 1024;
+
+/** Longest `client_msg_id` accepted; it is echoed back, so it stays small. */
+export const MAX_CLIENT_MSG_ID_LENGTH = 128;
+
+/** Fields every client frame may carry. */
+interface ClientFrameBase {
+  /** Echoed in the `session`, `turn_done`, `turn_failed` and `error` frames this frame causes. */
+  client_msg_id?: string;
+}
+
+/** One chat turn: the user's text, answered by the configured model with the session's history. */
+export interface ChatFrame extends ClientFrameBase {
+  type: "chat";
+  /** Continue (or create under) this session; absent: a new session. */
+  session_id?: string;
+  text: string;
+}
+
+/** Runs a registered program with `input`. */
+export interface RunFrame extends ClientFrameBase {
+  type: "run";
+  session_id?: string;
+  program: string;
+  input?: unknown;
+}
+
+/** Answers a pending question. */
+export interface AnswerFrame extends ClientFrameBase {
+  type: "answer";
+  question_id: string;
+  value: string;
+}
+
+/** Declines a pending question. */
+export interface DeclineFrame extends ClientFrameBase {
+  type: "decline";
+  question_id: string;
+  reason?: string;
+}
+
+/** Cancels the session's running turn. */
+export interface StopFrame extends ClientFrameBase {
+  type: "stop";
+  session_id: string;
+}
+
+/** Receives the session's events (and its pending questions). */
+export interface SubscribeFrame extends ClientFrameBase {
+  type: "subscribe";
+  session_id: string;
+}
+
+/** Stops receiving the session's events. */
+export interface UnsubscribeFrame extends ClientFrameBase {
+  type: "unsubscribe";
+  session_id: string;
+}
+
+/** Lists sessions, most recently updated first. */
+export interface ListSessionsFrame extends ClientFrameBase {
+  type: "list_sessions";
+  limit?: number;
+  offset?: number;
+}
+
+/** Meta, conversation and call nodes of one session. */
+export interface GetSessionFrame extends ClientFrameBase {
+  type: "get_session";
+  session_id: string;
+}
+
+/** Deletes a session that is not running a turn. */
+export interface DeleteSessionFrame extends ClientFrameBase {
+  type: "delete_session";
+  session_id: string;
+}
+
+/** Lists the programs a `run` frame may name. */
+export interface ListProgramsFrame extends ClientFrameBase {
+  type: "list_programs";
+}
+
+/** Every frame a client may send. */
+export type ClientFrame =
+  | ChatFrame
+  | RunFrame
+  | AnswerFrame
+  | DeclineFrame
+  | StopFrame
+  | SubscribeFrame
+  | UnsubscribeFrame
+  | ListSessionsFrame
+  | GetSessionFrame
+  | DeleteSessionFrame
+  | ListProgramsFrame;
+
+/** The `type` of a client frame. */
+export type ClientAction = ClientFrame["type"];
+
+/** A registered program as the page lists it. */
+export interface ProgramInfo {
+  name: string;
+  /** "agentic": an agentic function run in this process; "runner": an entry with its own `run` (e.g. a child process). */
+  kind: "agentic" | "runner";
+  description: string;
+  /** The agentic function's doc (its instructions); "" for runner entries. */
+  doc: string;
+}
+
+/** An error as it travels in frames. */
+export interface FrameError {
+  code: string;
+  message: string;
+}
+
+/** Sent once when a connection opens. */
+export interface HelloFrame {
+  type: "hello";
+  protocol_version: number;
+  server: "openprogram-dispatcher";
+  version: string;
+}
+
+/** Always the first frame of a turn: which session it runs in (a new session's id arrives here). */
+export interface SessionFrame {
+  type: "session";
+  session_id: string;
+  created: boolean;
+  turn_id: string;
+  kind: "chat" | "run";
+  client_msg_id?: string;
+}
+
+/** A node of the session was appended or updated; the node as stored (snake_case). */
+export interface NodeFrame {
+  type: "node";
+  session_id: string;
+  op: "append" | "update";
+  node: SessionNode;
+}
+
+/** A question is waiting for an `answer` or `decline`. */
+export interface QuestionFrame {
+  type: "question";
+  session_id: string;
+  question_id: string;
+  question: string;
+  choices: string[] | null;
+  timeout_ms: number | null;
+}
+
+/** A question stopped waiting. */
+export interface QuestionClosedFrame {
+  type: "question_closed";
+  session_id: string;
+  question_id: string;
+  outcome: AskOutcome;
+}
+
+/** The session's status changed. */
+export interface StatusFrame {
+  type: "status";
+  session_id: string;
+  status: SessionStatus;
+}
+
+/** A turn finished; `result` is the chat reply or the program's output. */
+export interface TurnDoneFrame {
+  type: "turn_done";
+  session_id: string;
+  turn_id: string;
+  result: unknown;
+  client_msg_id?: string;
+}
+
+/** A turn failed or was cancelled (`error.code` "cancelled"). */
+export interface TurnFailedFrame {
+  type: "turn_failed";
+  session_id: string;
+  turn_id: string;
+  error: FrameError;
+  client_msg_id?: string;
+}
+
+/** Answer to `list_sessions`. */
+export interface SessionsFrame {
+  type: "sessions";
+  sessions: SessionRecord[];
+}
+
+/** Answer to `get_session`. */
+export interface SessionDetailFrame {
+  type: "session_detail";
+  session_id: string;
+  session: SessionDetail["record"];
+  meta: SessionDetail["meta"];
+  /** The conversation branch, oldest first. */
+  conversation: SessionNode[];
+  /** Every node in seq order (the call tree nests them by `caller`). */
+  nodes: SessionNode[];
+  /** Node files that could not be read. */
+  problems: SessionDetail["problems"];
+  /** True while a turn runs in this dispatcher. */
+  busy: boolean;
+}
+
+/** Answer to `subscribe`; pending questions of the session follow it. */
+export interface SubscribedFrame {
+  type: "subscribed";
+  session_id: string;
+  status: string;
+  busy: boolean;
+}
+
+/** Answer to `unsubscribe`. */
+export interface UnsubscribedFrame {
+  type: "unsubscribed";
+  session_id: string;
+}
+
+/** A session was deleted (to the client that asked and the session's subscribers). */
+export interface SessionDeletedFrame {
+  type: "session_deleted";
+  session_id: string;
+}
+
+/** Answer to `list_programs`. */
+export interface ProgramsFrame {
+  type: "programs";
+  programs: ProgramInfo[];
+}
+
+/** A frame could not be acted on; the connection stays usable. */
+export interface ErrorFrame {
+  type: "error";
+  code: string;
+  message: string;
+  /** The `client_msg_id` of the frame this answers, when it had one. */
+  ref?: string;
+  /** The `type` of the frame this answers, when it could be read. */
+  action?: string;
+}
+
+/** Every frame the server sends. */
+export type ServerFrame =
+  | HelloFrame
+  | SessionFrame
+  | NodeFrame
+  | QuestionFrame
+  | QuestionClosedFrame
+  | StatusFrame
+  | TurnDoneFrame
+  | TurnFailedFrame
+  | SessionsFrame
+  | SessionDetailFrame
+  | SubscribedFrame
+  | UnsubscribedFrame
+  | SessionDeletedFrame
+  | ProgramsFrame
+  | ErrorFrame;
+
+/**
+ * Serialises a server frame. A turn result that JSON cannot carry (a BigInt,
+ * a cycle) is replaced by a description rather than failing the send.
+ */
+export function encodeFrame(frame: ServerFrame): string {
+  try {
+    return JSON.stringify(frame);
+  } catch (error) {
+    if (frame.type !== "turn_done") throw error;
+    return JSON.stringify({ ...frame, result: { unserialisable: `The result could not be sent as JSON: ${(error as Error).message}` } });
+  }
+}

@@ -1,0 +1,58 @@
+import { checkStore, createRuntime, resolveRuntimeConfig, type Runtime, type SessionDB } from "@openprogram/session-context";
+
+/** One readiness check. */
+export interface ReadinessCheck {
+  ok: boolean;
+  detail: string;
+}
+
+/** What `GET /readyz` answers (HTTP 200 when ready, 503 otherwise). */
+export interface ReadinessReport {
+  status: "ready" | "not_ready";
+  checks: { store: ReadinessCheck; git: ReadinessCheck; provider: ReadinessCheck };
+  /** Why it is not ready, one sentence per failed check, each saying what to do. */
+  reasons: string[];
+}
+
+/** What readiness is judged on. */
+export interface ReadinessInput {
+  db: SessionDB;
+  /** The dispatcher's `runtime` option: undefined means "from configuration". */
+  runtime: Runtime | null | undefined;
+  /** Set once shutdown began. */
+  shuttingDown: string | null;
+}
+
+/** Store writable, git usable, provider configured (or explicitly none), not shutting down. */
+export async function checkReadiness(input: ReadinessInput): Promise<ReadinessReport> {
+  // The store's own probe (a real write under the sessions root, and git): storage is the core's business.
+  const store = await checkStore({ db: input.db });
+  const writable = store.writable.ok ? store.writable : { ok: false, detail: `${store.writable.detail} (Here: --sessions-root or OPENPROGRAM_HOME.)` };
+  const checks = { store: writable, git: store.git, provider: probeProvider(input.runtime) };
+  const reasons = Object.values(checks)
+    .filter((check) => !check.ok)
+    .map((check) => check.detail);
+  if (input.shuttingDown !== null) reasons.push(`The dispatcher is shutting down (${input.shuttingDown}).`);
+  return { status: reasons.length === 0 ? "ready" : "not_ready", checks, reasons };
+}
+
+function probeProvider(runtime: Runtime | null | undefined): ReadinessCheck {
+  if (runtime === null) return { ok: true, detail: "none (the dispatcher was started without a model)" };
+  if (runtime !== undefined) return { ok: true, detail: `${runtime.provider.name} (${runtime.model})` };
+  try {
+    const resolved = resolveRuntimeConfig();
+    if (resolved.explicitlyNone) return { ok: true, detail: `none (${resolved.origin} says so)` };
+    if (!resolved.config) {
+      return {
+        ok: false,
+        detail:
+          "No model provider is configured: set OPENPROGRAM_PROVIDER (openai, anthropic or scripted) with its key or base URL, " +
+          "or OPENPROGRAM_PROVIDER=none to run programs without a model.",
+      };
+    }
+    const built = createRuntime();
+    return { ok: true, detail: `${built?.provider.name ?? resolved.config.provider} (${built?.model ?? ""}) from ${resolved.origin}` };
+  } catch (error) {
+    return { ok: false, detail: `The model provider is misconfigured: ${(error as Error).message}` };
+  }
+}

@@ -1,0 +1,216 @@
+import {
+  chat,
+  createRuntime,
+  isCancellation,
+  RuntimeMissingError,
+  SessionBusyError,
+  sessionContext,
+  toOpenProgramError,
+  type Runtime,
+  type SessionDB,
+  type SessionEvent,
+} from "@openprogram/session-context";
+import { MAX_TURNS_PER_CONNECTION, type Client } from "./client.js";
+import { ShuttingDownError, TooManyTurnsError } from "./errors.js";
+import type { EventLogger } from "./logging.js";
+import type { ProgramRegistry, RegisteredProgram } from "./programs.js";
+import type { ChatFrame, RunFrame } from "./protocol.js";
+import type { Subscriptions } from "./subscriptions.js";
+import type { WebAsker } from "./web-asker.js";
+
+/** What turns need from the dispatcher. */
+export interface TurnDependencies {
+  db: SessionDB;
+  /** undefined: sessionContext creates the runtime from configuration. */
+  runtime: Runtime | null | undefined;
+  asker: WebAsker;
+  subscriptions: Subscriptions;
+  programs: ProgramRegistry;
+  log: EventLogger;
+}
+
+interface RunningTurn {
+  /** null until sessionContext has opened a new session. */
+  sessionId: string | null;
+  readonly controller: AbortController;
+  done: Promise<void>;
+}
+
+/** Cancelled turns get this long to record themselves and commit before shutdown gives up on them. */
+const SETTLE_AFTER_CANCEL_MS = 15_000;
+
+/**
+ * Runs `chat` and `run` frames, one turn per session at a time. Each turn runs
+ * inside `sessionContext({ sessionId, source: "web", asker, signal, onEvent,
+ * fromEnvironment: false })` and nothing else: the core records, commits and
+ * sets the status; this class only routes events to the session's clients.
+ */
+export class Turns {
+  private readonly bySession = new Map<string, RunningTurn>();
+  private readonly running = new Set<RunningTurn>();
+  private closedBecause: string | null = null;
+
+  constructor(private readonly deps: TurnDependencies) {}
+
+  /** True while a turn of this session runs here. */
+  isBusy(sessionId: string): boolean {
+    return this.bySession.has(sessionId);
+  }
+
+  /** Number of turns running. */
+  get count(): number {
+    return this.running.size;
+  }
+
+  /** False once shutdown began. */
+  get accepting(): boolean {
+    return this.closedBecause === null;
+  }
+
+  /**
+   * Starts a turn, or throws (ShuttingDownError, SessionBusyError,
+   * UnknownProgramError, InvalidInputError, RuntimeMissingError,
+   * ProviderConfigError) before anything is written.
+   */
+  start(client: Client, frame: ChatFrame | RunFrame): void {
+    if (this.closedBecause !== null) throw new ShuttingDownError(this.closedBecause);
+    if (frame.session_id !== undefined && this.bySession.has(frame.session_id)) throw new SessionBusyError(frame.session_id);
+    if (client.runningTurns >= MAX_TURNS_PER_CONNECTION) throw new TooManyTurnsError(MAX_TURNS_PER_CONNECTION);
+    let program: RegisteredProgram | null = null;
+    if (frame.type === "run") {
+      program = this.deps.programs.get(frame.program);
+      program.checkInput(frame.input);
+    } else if (this.effectiveRuntime() === null) {
+      throw new RuntimeMissingError("the dispatcher runs without a model, so chat cannot answer");
+    }
+    const turn: RunningTurn = { sessionId: frame.session_id ?? null, controller: new AbortController(), done: Promise.resolve() };
+    if (turn.sessionId !== null) this.bySession.set(turn.sessionId, turn);
+    this.running.add(turn);
+    client.runningTurns++;
+    turn.done = this.execute(client, frame, program, turn).finally(() => {
+      client.runningTurns--;
+      this.running.delete(turn);
+      if (turn.sessionId !== null && this.bySession.get(turn.sessionId) === turn) this.bySession.delete(turn.sessionId);
+    });
+  }
+
+  /** Cancels the session's running turn through its signal. */
+  stop(sessionId: string, reason: string): boolean {
+    const turn = this.bySession.get(sessionId);
+    if (!turn) return false;
+    turn.controller.abort(reason);
+    return true;
+  }
+
+  /**
+   * Shutdown: refuses new turns, waits up to `graceMs` for running ones, then
+   * cancels the rest and waits for them to record the cancellation and commit.
+   */
+  async drain(reason: string, graceMs: number): Promise<{ cancelled: number; abandoned: number }> {
+    this.closedBecause ??= reason;
+    if (this.running.size === 0) return { cancelled: 0, abandoned: 0 };
+    if (await this.settledWithin(graceMs)) return { cancelled: 0, abandoned: 0 };
+    const cancelled = this.running.size;
+    for (const turn of this.running) turn.controller.abort(`the dispatcher is shutting down (${reason})`);
+    this.deps.log.warn("turns_cancelled", { count: cancelled, reason });
+    if (await this.settledWithin(SETTLE_AFTER_CANCEL_MS)) return { cancelled, abandoned: 0 };
+    const abandoned = this.running.size;
+    this.deps.log.error("turns_abandoned", {
+      count: abandoned,
+      session_ids: [...this.running].map((turn) => turn.sessionId),
+      hint: "a program ignored its cancellation signal; the core marks its unfinished nodes interrupted when the session is next read",
+    });
+    return { cancelled, abandoned };
+  }
+
+  private async execute(client: Client, frame: ChatFrame | RunFrame, program: RegisteredProgram | null, turn: RunningTurn): Promise<void> {
+    const { subscriptions, log } = this.deps;
+    const started = performance.now();
+    const kind = frame.type;
+    const labels = { kind, ...(frame.type === "run" ? { program: frame.program } : {}) };
+    const echo = frame.client_msg_id !== undefined ? { client_msg_id: frame.client_msg_id } : {};
+    const opened: { turn?: { sessionId: string; turnId: string } } = {};
+    try {
+      const result = await sessionContext(
+        {
+          sessionId: frame.session_id,
+          source: "web",
+          asker: this.deps.asker,
+          signal: turn.controller.signal,
+          onEvent: this.onEvent,
+          fromEnvironment: false,
+          db: this.deps.db,
+          ...(this.deps.runtime !== undefined ? { runtime: this.deps.runtime } : {}),
+        },
+        (session) => {
+          opened.turn = { sessionId: session.sessionId, turnId: session.turnId };
+          if (turn.sessionId === null) {
+            turn.sessionId = session.sessionId;
+            this.bySession.set(session.sessionId, turn);
+          }
+          subscriptions.subscribe(client, session.sessionId);
+          subscriptions.publish(session.sessionId, { type: "session", session_id: session.sessionId, created: session.created, turn_id: session.turnId, kind, ...echo });
+          log.info("turn_start", { client: client.id, session_id: session.sessionId, turn_id: session.turnId, created: session.created, ...labels });
+          return frame.type === "chat" ? chat(frame.text) : (program as RegisteredProgram).invoke(frame.input);
+        },
+      );
+      const { sessionId, turnId } = opened.turn as { sessionId: string; turnId: string };
+      subscriptions.publish(sessionId, { type: "turn_done", session_id: sessionId, turn_id: turnId, result, ...echo });
+      log.info("turn_end", { session_id: sessionId, turn_id: turnId, ...labels, outcome: "done", duration_ms: elapsed(started) });
+    } catch (caught) {
+      const error = toOpenProgramError(caught);
+      const failure = { code: error.code, message: error.message };
+      if (opened.turn === undefined) {
+        // The session could not even be opened (e.g. an unwritable store): nothing ran, so no turn frames.
+        client.send({ type: "error", code: failure.code, message: failure.message, action: kind, ...(frame.client_msg_id !== undefined ? { ref: frame.client_msg_id } : {}) });
+        log.error("turn_rejected", { client: client.id, ...labels, error_code: failure.code });
+        return;
+      }
+      const { sessionId, turnId } = opened.turn;
+      subscriptions.publish(sessionId, { type: "turn_failed", session_id: sessionId, turn_id: turnId, error: failure, ...echo });
+      const outcome = isCancellation(caught) ? "cancelled" : "failed";
+      const fields = { session_id: sessionId, turn_id: turnId, ...labels, outcome, error_code: failure.code, duration_ms: elapsed(started) };
+      if (outcome === "cancelled") log.info("turn_end", fields);
+      else log.warn("turn_end", fields);
+    }
+  }
+
+  /** Maps the core's events to frames for the session's clients. */
+  private readonly onEvent = (event: SessionEvent): void => {
+    const { subscriptions } = this.deps;
+    switch (event.type) {
+      case "node":
+        subscriptions.publish(event.sessionId, { type: "node", session_id: event.sessionId, op: event.op, node: event.node });
+        return;
+      case "status":
+        subscriptions.publish(event.sessionId, { type: "status", session_id: event.sessionId, status: event.status });
+        return;
+      case "question_closed":
+        subscriptions.publish(event.sessionId, { type: "question_closed", session_id: event.sessionId, question_id: event.questionId, outcome: event.outcome });
+        return;
+      case "question":
+        // The WebAsker sends the question frame itself: it is the one that can be answered.
+        return;
+    }
+  };
+
+  /** The runtime a chat turn will get (what sessionContext would create). */
+  private effectiveRuntime(): Runtime | null {
+    return this.deps.runtime !== undefined ? this.deps.runtime : createRuntime();
+  }
+
+  private async settledWithin(ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    const all = Promise.allSettled([...this.running].map((turn) => turn.done)).then(() => true as const);
+    try {
+      return await Promise.race([all, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+function elapsed(started: number): number {
+  return Math.round((performance.now() - started) * 10) / 10;
+}

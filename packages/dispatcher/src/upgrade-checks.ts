@@ -1,0 +1,88 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { isLoopbackHost } from "./loopback.js";
+
+/** Who may open the WebSocket. */
+export interface UpgradePolicy {
+  token: string | undefined;
+  /** Extra allowed origins ("*" allows any). */
+  allowedOrigins: readonly string[];
+  /**
+   * The dispatcher is bound to loopback. Without a token, the Host of a
+   * browser's page must then be a loopback name too (DNS rebinding).
+   */
+  loopbackBound: boolean;
+}
+
+/** The decision on one upgrade request. */
+export type UpgradeVerdict = { ok: true } | { ok: false; status: 401 | 403 | 404; reason: string };
+
+/** The WebSocket endpoint's path. */
+export const WS_PATH = "/ws";
+
+/**
+ * Checks an upgrade request: the path, then the token (401), then the Origin
+ * (403). Browsers always send Origin on a WebSocket; it must be the page this
+ * dispatcher serves (same Host) or an allowed origin. Clients that are not
+ * browsers send none and are let through on the token alone. On loopback
+ * with no token, the Host itself must be a loopback name: a page on a
+ * hostile name that resolves to 127.0.0.1 (DNS rebinding) would otherwise
+ * pass as "same host". With a token that page has nothing to connect with,
+ * and a reverse proxy in front (Host = the public name) works as is.
+ */
+export function checkUpgrade(request: IncomingMessage, policy: UpgradePolicy): UpgradeVerdict {
+  const url = new URL(request.url ?? "/", "http://dispatcher.invalid");
+  if (url.pathname !== WS_PATH) return { ok: false, status: 404, reason: `No WebSocket endpoint at ${url.pathname}; connect to ${WS_PATH}.` };
+  if (policy.token !== undefined) {
+    const presented = url.searchParams.get("token") ?? bearerToken(request.headers.authorization);
+    if (presented === null) return { ok: false, status: 401, reason: "This dispatcher requires a token: add ?token=<token> to the URL or send Authorization: Bearer <token>." };
+    if (!sameSecret(presented, policy.token)) return { ok: false, status: 401, reason: "The token is wrong." };
+  }
+  const origin = request.headers.origin;
+  if (origin === undefined || policy.allowedOrigins.includes("*")) return { ok: true };
+  let parsed: URL;
+  try {
+    parsed = new URL(origin);
+  } catch {
+    return { ok: false, status: 403, reason: `Origin ${JSON.stringify(origin)} is not allowed.` };
+  }
+  if (policy.allowedOrigins.includes(parsed.origin)) return { ok: true };
+  const host = request.headers.host ?? "";
+  const sameHost = parsed.host.toLowerCase() === host.toLowerCase();
+  const rebindingGuard = policy.loopbackBound && policy.token === undefined;
+  if (sameHost && (!rebindingGuard || isLoopbackHost(parsed.hostname))) return { ok: true };
+  return {
+    ok: false,
+    status: 403,
+    reason: `Origin ${parsed.origin} is not allowed: open the page this dispatcher serves, or add the origin with --allowed-origin / OPENPROGRAM_ALLOWED_ORIGINS.`,
+  };
+}
+
+/** Answers a refused upgrade with a plain HTTP error and closes the connection: no socket is opened. */
+export function rejectUpgrade(socket: Duplex, status: 401 | 403 | 404 | 503, reason: string): void {
+  const body = JSON.stringify({ error: { code: STATUS_CODES[status], message: reason } });
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_TEXT[status]}`,
+    "Connection: close",
+    "Content-Type: application/json",
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    ...(status === 401 ? ['WWW-Authenticate: Bearer realm="openprogram"'] : []),
+  ];
+  socket.once("finish", () => socket.destroy());
+  socket.end(`${head.join("\r\n")}\r\n\r\n${body}`);
+}
+
+const STATUS_TEXT = { 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 503: "Service Unavailable" } as const;
+const STATUS_CODES = { 401: "unauthorized", 403: "forbidden_origin", 404: "not_found", 503: "shutting_down" } as const;
+
+function bearerToken(header: string | undefined): string | null {
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return match ? (match[1] as string) : null;
+}
+
+/** Compares digests so the time taken says nothing about the token. */
+function sameSecret(presented: string, expected: string): boolean {
+  const digest = (value: string): Buffer => createHash("sha256").update(value).digest();
+  return timingSafeEqual(digest(presented), digest(expected));
+}

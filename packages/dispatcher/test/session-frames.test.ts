@@ -1,0 +1,84 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { scriptedRuntime } from "@openprogram/session-context/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { asError, asFrame, closeAll, startDispatcher } from "./helpers.js";
+
+afterEach(closeAll);
+
+async function withTwoSessions() {
+  const served = await startDispatcher({ runtime: scriptedRuntime(["one", "two"]).runtime });
+  const client = await served.connect();
+  const ids: string[] = [];
+  for (const text of ["first session", "second session"]) {
+    client.send({ type: "chat", text });
+    ids.push((await client.next("session")).session_id);
+    await client.next("turn_done");
+  }
+  return { served, client, ids: ids as [string, string] };
+}
+
+describe("session frames", () => {
+  it("list_sessions returns the registry: title, preview, status, updated", async () => {
+    const { client, ids } = await withTwoSessions();
+    const listed = asFrame(await client.request({ type: "list_sessions" }, "sessions"), "sessions");
+    expect(listed.sessions.map((session) => session.id).sort()).toEqual([...ids].sort());
+    const first = listed.sessions.find((session) => session.id === ids[0]);
+    expect(first).toMatchObject({ status: "idle", source: "web", preview: "first session" });
+    expect(typeof first?.updated_at).toBe("number");
+    const limited = asFrame(await client.request({ type: "list_sessions", limit: 1 }, "sessions"), "sessions");
+    expect(limited.sessions).toHaveLength(1);
+  });
+
+  it("get_session returns meta, conversation and every node", async () => {
+    const { client, ids } = await withTwoSessions();
+    const detail = asFrame(await client.request({ type: "get_session", session_id: ids[0] }, "session_detail"), "session_detail");
+    expect(detail).toMatchObject({ session_id: ids[0], busy: false, session: { id: ids[0] }, meta: { id: ids[0] }, problems: [] });
+    expect(detail.conversation.map((node) => node.output)).toEqual(["first session", "one"]);
+    expect(detail.nodes).toHaveLength(2);
+    const missing = asError(await client.request({ type: "get_session", session_id: "session_ffffffffff" }, "session_detail"));
+    expect(missing.code).toBe("session_not_found");
+  });
+
+  it("subscribe needs an existing session; unsubscribe stops the events", async () => {
+    const { served, client, ids } = await withTwoSessions();
+    const watcher = await served.connect();
+    const missing = asError(await watcher.request({ type: "subscribe", session_id: "session_ffffffffff" }, "subscribed"));
+    expect(missing.code).toBe("session_not_found");
+    expect(await watcher.request({ type: "subscribe", session_id: ids[1] }, "subscribed")).toMatchObject({ type: "subscribed", status: "idle", busy: false });
+    expect(await watcher.request({ type: "unsubscribe", session_id: ids[1] }, "unsubscribed")).toEqual({ type: "unsubscribed", session_id: ids[1] });
+    client.send({ type: "chat", session_id: ids[1], text: "more" });
+    await client.next("turn_failed");
+    expect(watcher.frames.filter((frame) => "session_id" in frame && frame.session_id === ids[1] && frame.type !== "subscribed" && frame.type !== "unsubscribed")).toEqual([]);
+  });
+
+  it("a subscriber of an existing session sees another client's turn in it", async () => {
+    const { served, client, ids } = await withTwoSessions();
+    const watcher = await served.connect();
+    await watcher.request({ type: "subscribe", session_id: ids[0] }, "subscribed");
+    client.send({ type: "chat", session_id: ids[0], text: "third" });
+    expect(await watcher.next("session")).toMatchObject({ session_id: ids[0], created: false });
+    expect((await watcher.next("turn_failed")).error.code).toBe("script_exhausted");
+  });
+
+  it("delete_session removes the session from disk and tells its subscribers", async () => {
+    const { served, client, ids } = await withTwoSessions();
+    const watcher = await served.connect();
+    await watcher.request({ type: "subscribe", session_id: ids[0] }, "subscribed");
+    client.send({ type: "delete_session", session_id: ids[0] });
+    expect(await client.next("session_deleted")).toEqual({ type: "session_deleted", session_id: ids[0] });
+    expect(await watcher.next("session_deleted")).toEqual({ type: "session_deleted", session_id: ids[0] });
+    expect(existsSync(join(served.store.root, ids[0]))).toBe(false);
+    expect(asError(await client.request({ type: "delete_session", session_id: ids[0] }, "session_deleted")).code).toBe("session_not_found");
+    const listed = asFrame(await client.request({ type: "list_sessions" }, "sessions"), "sessions");
+    expect(listed.sessions.map((session) => session.id)).toEqual([ids[1]]);
+  });
+
+  it("sends hello with the protocol version on connect", async () => {
+    const served = await startDispatcher({ runtime: null });
+    const client = await served.connect();
+    const hello = asFrame(client.frames[0] as NonNullable<(typeof client.frames)[0]>, "hello");
+    expect(hello).toMatchObject({ protocol_version: 1, server: "openprogram-dispatcher" });
+    expect(hello.version).toMatch(/^\d+\.\d+\.\d+/);
+  });
+});

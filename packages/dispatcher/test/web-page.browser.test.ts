@@ -1,0 +1,132 @@
+import { existsSync } from "node:fs";
+import { agenticFunction, askUser } from "@openprogram/session-context";
+import { scriptedRuntime } from "@openprogram/session-context/testing";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { closeAll, startDispatcher, type TestDispatcher } from "./helpers.js";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"];
+const UI_WAIT = { timeout: 30_000 };
+
+const pickColor = agenticFunction(
+  { name: "pick_color", doc: "Ask the user for a favourite color, then describe it in one line." },
+  async (_: Record<string, never>, { runtime }) => {
+    const color = await askUser("Which color?", { choices: ["red", "blue"] });
+    return runtime.exec(`Describe ${color}.`);
+  },
+);
+
+let browser: Browser | undefined;
+let served: TestDispatcher;
+let page: Page;
+let pageErrors: string[];
+
+/** The browser, launched on first use; a missing Chromium fails the test that needs it (never a skip). */
+async function launched(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `Chromium is not installed at ${CHROMIUM}, and the web page must be tested in a real browser. ` +
+        "Install Debian's Chromium with `apt-get install -y chromium` (as root), or set CHROMIUM_PATH to a Chromium binary.",
+    );
+  }
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  return browser;
+}
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+afterEach(async () => {
+  await page?.close();
+  await closeAll();
+});
+
+async function openPage(path = "/"): Promise<Page> {
+  page = await (await launched()).newPage();
+  pageErrors = [];
+  page.on("pageerror", (error) => pageErrors.push(error.message));
+  page.on("console", (message) => {
+    if (message.type() === "error") pageErrors.push(message.text());
+  });
+  await page.goto(`${served.dispatcher.url}${path}`);
+  await page.locator("#connection[data-state='open']").waitFor(UI_WAIT);
+  expect(await page.locator("#token-form").isVisible()).toBe(false);
+  return page;
+}
+
+describe("the web page in Chromium", () => {
+  it("starts a session, streams the answer, answers a question in the dialog, shows the call tree, and continues after a reload", async () => {
+    const { runtime } = scriptedRuntime(["Hello from the model", "Blue is the color of the sky.", "Still here."]);
+    served = await startDispatcher({ runtime, programs: { pick_color: pickColor } });
+    await openPage();
+
+    await page.fill("#chat-input", "Hi there");
+    await page.click("#chat-send");
+    const sessionId = page.locator("#session-id");
+    await expect.poll(() => sessionId.textContent(), UI_WAIT).toMatch(/^session_[0-9a-f]{10}$/);
+    const id = (await sessionId.textContent()) as string;
+    await page.locator("#messages li.llm", { hasText: "Hello from the model" }).waitFor(UI_WAIT);
+    await page.locator("#messages li.user", { hasText: "Hi there" }).waitFor(UI_WAIT);
+    expect(new URL(page.url()).searchParams.get("session")).toBe(id);
+    await page.locator("#session-list li", { hasText: "Hi there" }).waitFor(UI_WAIT);
+
+    await page.click("#run-panel summary");
+    await page.selectOption("#program-select", "pick_color");
+    expect(await page.textContent("#program-doc")).toContain("favourite color");
+    await page.fill("#program-input", "{}");
+    await page.click("#run-submit");
+    const dialog = page.locator("#question-dialog");
+    await dialog.locator("#question-text", { hasText: "Which color?" }).waitFor(UI_WAIT);
+    // <dialog> and <details> reflect their state in the `open` attribute.
+    expect(await dialog.getAttribute("open")).not.toBeNull();
+    // With choices the dialog offers buttons, not a free-text answer.
+    expect(await dialog.locator("#question-free").isVisible()).toBe(false);
+    await dialog.getByRole("button", { name: "blue" }).click();
+    await page.locator("#run-result", { hasText: "Blue is the color of the sky." }).waitFor(UI_WAIT);
+    await expect.poll(() => dialog.getAttribute("open"), UI_WAIT).toBeNull();
+
+    const call = page.locator("#call-tree > li", { hasText: "pick_color" });
+    await call.locator(".call .status-completed").first().waitFor(UI_WAIT);
+    await call.locator("ul li", { hasText: "ask_user: Which color?" }).locator(".status-answered").waitFor(UI_WAIT);
+    await call.locator("ul li .role", { hasText: "llm" }).waitFor(UI_WAIT);
+    expect(await call.locator(".call .duration").first().textContent()).toMatch(/\d+(\.\d+)? m?s$/);
+    const doc = call.locator("details").first();
+    expect(await doc.getAttribute("open")).toBeNull();
+    await doc.locator("summary").click();
+    await doc.locator("pre", { hasText: "Ask the user for a favourite color" }).waitFor(UI_WAIT);
+
+    const recorded = await served.store.db.loadNodes(id);
+    expect(recorded.find((node) => node.name === "ask_user")?.output).toBe("blue");
+
+    // Reloading with ?session=<id> continues the same session.
+    await page.close();
+    await openPage(`/?session=${id}`);
+    await page.locator("#messages li.llm", { hasText: "Hello from the model" }).waitFor(UI_WAIT);
+    await page.fill("#chat-input", "Are you still there?");
+    await page.click("#chat-send");
+    await page.locator("#messages li.llm", { hasText: "Still here." }).waitFor(UI_WAIT);
+    expect(await page.textContent("#session-id")).toBe(id);
+    expect((await served.store.db.loadNodes(id)).filter((node) => node.role === "user" && node.name !== "ask_user").map((node) => node.output)).toEqual([
+      "Hi there",
+      "Are you still there?",
+    ]);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("asks for the token when the dispatcher requires one, then connects with it", async () => {
+    served = await startDispatcher({ runtime: null, token: "browser-token-0123456789abcdef" });
+    page = await (await launched()).newPage();
+    await page.goto(served.dispatcher.url);
+    await page.locator("#token-form").waitFor({ state: "visible", ...UI_WAIT });
+    await page.fill("#token-input", "browser-token-0123456789abcdef");
+    await page.click("#token-form button");
+    await page.locator("#connection[data-state='open']").waitFor(UI_WAIT);
+    await page.locator("#token-form").waitFor({ state: "hidden", ...UI_WAIT });
+    // A token in the URL is taken and removed from the address bar.
+    await page.goto(`${served.dispatcher.url}/?token=browser-token-0123456789abcdef`);
+    await page.locator("#connection[data-state='open']").waitFor(UI_WAIT);
+    expect(new URL(page.url()).searchParams.has("token")).toBe(false);
+  });
+});

@@ -1,0 +1,520 @@
+// The OpenProgram web page: a plain ES module, no build step. It speaks the
+// dispatcher's WebSocket protocol (see the package README) and builds every
+// element with textContent, so nothing a session contains can inject markup.
+
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  socket: null,
+  sessionId: null,
+  nodes: new Map(),
+  status: "",
+  busy: false,
+  questions: new Map(),
+  shownQuestion: null,
+  programs: [],
+  pendingNewSession: null,
+  lastRunRef: null,
+  reconnectDelay: 500,
+  reconnectTimer: null,
+  nextRef: 1,
+  renderQueued: false,
+};
+
+// ---- connection -------------------------------------------------------------
+
+function takeTokenFromUrl() {
+  const params = new URLSearchParams(location.search);
+  const token = params.get("token");
+  if (token) {
+    sessionStorage.setItem("openprogram.token", token);
+    params.delete("token");
+    replaceQuery(params);
+  }
+  return sessionStorage.getItem("openprogram.token");
+}
+
+function replaceQuery(params) {
+  const query = params.toString();
+  history.replaceState(null, "", `${location.pathname}${query ? `?${query}` : ""}`);
+}
+
+function connect() {
+  const token = takeTokenFromUrl();
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const url = new URL(`${scheme}://${location.host}/ws`);
+  if (token) url.searchParams.set("token", token);
+  setConnection("connecting", "connecting…");
+  const socket = new WebSocket(url);
+  state.socket = socket;
+  let opened = false;
+  socket.addEventListener("open", () => {
+    opened = true;
+    state.reconnectDelay = 500;
+    setConnection("open", "connected");
+    $("token-form").hidden = true;
+    send({ type: "list_programs" });
+    send({ type: "list_sessions" });
+    if (state.sessionId) openSession(state.sessionId);
+  });
+  socket.addEventListener("message", (event) => {
+    let frame;
+    try {
+      frame = JSON.parse(event.data);
+    } catch {
+      return;
+    }
+    handle(frame);
+  });
+  socket.addEventListener("close", (event) => {
+    state.socket = null;
+    if (!opened) {
+      // Browsers hide the HTTP status of a refused upgrade; a token is the usual cause.
+      setConnection("closed", "cannot connect: if this dispatcher requires a token, enter it above");
+      $("token-form").hidden = false;
+    } else {
+      setConnection("closed", `disconnected${event.reason ? ` (${event.reason})` : ""}; reconnecting…`);
+    }
+    setBusy(false);
+    state.reconnectTimer = setTimeout(connect, state.reconnectDelay);
+    state.reconnectDelay = Math.min(state.reconnectDelay * 2, 10_000);
+  });
+}
+
+function setConnection(kind, text) {
+  const element = $("connection");
+  element.dataset.state = kind;
+  element.textContent = text;
+}
+
+function send(frame) {
+  if (!state.socket || state.socket.readyState !== WebSocket.OPEN) {
+    showError("Not connected to the dispatcher yet; try again in a moment.");
+    return false;
+  }
+  state.socket.send(JSON.stringify(frame));
+  return true;
+}
+
+function newRef() {
+  return `page-${Date.now().toString(36)}-${state.nextRef++}`;
+}
+
+// ---- frames -----------------------------------------------------------------
+
+function handle(frame) {
+  switch (frame.type) {
+    case "hello":
+      return;
+    case "sessions":
+      return renderSessionList(frame.sessions);
+    case "programs":
+      state.programs = frame.programs;
+      return renderPrograms();
+    case "session":
+      if (frame.client_msg_id !== undefined && frame.client_msg_id === state.pendingNewSession) {
+        state.pendingNewSession = null;
+        selectSession(frame.session_id, { fresh: frame.created });
+      }
+      if (frame.session_id === state.sessionId) setBusy(true);
+      return;
+    case "node":
+      if (frame.session_id !== state.sessionId) return;
+      state.nodes.set(frame.node.id, frame.node);
+      return scheduleRender();
+    case "status":
+      if (frame.session_id === state.sessionId) setStatus(frame.status);
+      send({ type: "list_sessions" });
+      return;
+    case "question":
+      state.questions.set(frame.question_id, frame);
+      return showNextQuestion();
+    case "question_closed":
+      state.questions.delete(frame.question_id);
+      if (state.shownQuestion === frame.question_id) closeQuestion();
+      return;
+    case "turn_done":
+      if (frame.session_id === state.sessionId) {
+        setBusy(false);
+        if (frame.client_msg_id !== undefined && frame.client_msg_id === state.lastRunRef) showRunResult(frame.result);
+      }
+      send({ type: "list_sessions" });
+      return;
+    case "turn_failed":
+      if (frame.session_id === state.sessionId) {
+        setBusy(false);
+        showError(`The turn ${frame.error.code === "cancelled" ? "was cancelled" : "failed"}: ${frame.error.message} (${frame.error.code})`);
+      }
+      send({ type: "list_sessions" });
+      return;
+    case "subscribed":
+      if (frame.session_id === state.sessionId) {
+        setStatus(frame.status);
+        setBusy(frame.busy);
+      }
+      return;
+    case "unsubscribed":
+      return;
+    case "session_detail":
+      if (frame.session_id !== state.sessionId) return;
+      state.nodes = new Map(frame.nodes.map((node) => [node.id, node]));
+      setStatus(frame.session.status);
+      setBusy(frame.busy);
+      return scheduleRender();
+    case "session_deleted":
+      if (frame.session_id === state.sessionId) selectSession(null);
+      send({ type: "list_sessions" });
+      return;
+    case "error":
+      if (frame.code === "session_not_found" && frame.action === "subscribe") {
+        note(`Session ${state.sessionId} does not exist yet; sending a message starts it under this id.`);
+        return;
+      }
+      if (frame.ref !== undefined && frame.ref === state.pendingNewSession) state.pendingNewSession = null;
+      if (frame.action === "answer" || frame.action === "decline") {
+        $("question-error").textContent = frame.message;
+        $("question-error").hidden = false;
+        return;
+      }
+      if (frame.action === "run") {
+        $("run-error").textContent = `${frame.message} (${frame.code})`;
+        $("run-error").hidden = false;
+        return;
+      }
+      showError(`${frame.message} (${frame.code})`);
+      return;
+    default:
+      return;
+  }
+}
+
+// ---- sessions ---------------------------------------------------------------
+
+function selectSession(sessionId, { fresh = false } = {}) {
+  if (state.sessionId && state.sessionId !== sessionId) send({ type: "unsubscribe", session_id: state.sessionId });
+  state.sessionId = sessionId;
+  state.nodes = new Map();
+  state.status = "";
+  const params = new URLSearchParams(location.search);
+  if (sessionId) params.set("session", sessionId);
+  else params.delete("session");
+  replaceQuery(params);
+  $("session-id").textContent = sessionId ?? "(new: sending a message starts one)";
+  $("delete-session").hidden = !sessionId;
+  setStatus("");
+  hideError();
+  note(fresh ? `New session ${sessionId}: reload with ?session=${sessionId} to continue it.` : "");
+  highlightCurrentSession();
+  scheduleRender();
+  if (sessionId && !fresh) openSession(sessionId);
+}
+
+function openSession(sessionId) {
+  send({ type: "subscribe", session_id: sessionId });
+  send({ type: "get_session", session_id: sessionId });
+}
+
+function renderSessionList(sessions) {
+  const list = $("session-list");
+  list.replaceChildren(
+    ...sessions.map((session) => {
+      const item = document.createElement("li");
+      item.dataset.sessionId = session.id;
+      const title = span("title", session.title || session.preview || session.id);
+      const preview = span("preview", session.title && session.preview ? session.preview : session.id);
+      const meta = span("meta", `${session.status} · ${formatTime(session.updated_at)}`);
+      item.append(title, preview, meta);
+      item.addEventListener("click", () => selectSession(session.id));
+      return item;
+    }),
+  );
+  highlightCurrentSession();
+}
+
+function highlightCurrentSession() {
+  for (const item of $("session-list").children) {
+    item.setAttribute("aria-current", String(item.dataset.sessionId === state.sessionId));
+  }
+}
+
+function setStatus(status) {
+  state.status = status;
+  const element = $("session-status");
+  element.textContent = status;
+  element.className = `status status-${status}`;
+}
+
+function setBusy(busy) {
+  state.busy = busy;
+  $("stop-turn").hidden = !busy;
+  $("chat-send").disabled = busy;
+  $("run-submit").disabled = busy;
+}
+
+// ---- conversation and call tree -----------------------------------------------
+
+function scheduleRender() {
+  if (state.renderQueued) return;
+  state.renderQueued = true;
+  requestAnimationFrame(() => {
+    state.renderQueued = false;
+    renderMessages();
+    renderTree();
+  });
+}
+
+function orderedNodes() {
+  return [...state.nodes.values()].sort((a, b) => a.seq - b.seq);
+}
+
+function renderMessages() {
+  const items = [];
+  for (const node of orderedNodes()) {
+    if (node.caller !== "") continue;
+    const item = document.createElement("li");
+    item.dataset.nodeId = node.id;
+    if (node.role === "user" && node.name !== "ask_user") {
+      item.className = "user";
+      item.append(span("who", "you"), text(stringOf(node.output)));
+    } else if (node.role === "llm") {
+      item.className = "llm";
+      const status = node.metadata.status;
+      item.append(span("who", node.name), text(status === "completed" ? stringOf(node.output) : `(${status}${node.metadata.error ? `: ${node.metadata.error.message}` : ""})`));
+    } else if (node.role === "code") {
+      item.className = "code";
+      const status = node.metadata.status;
+      const output = status === "completed" ? ` → ${stringOf(node.output)}` : ` (${status})`;
+      item.append(span("who", `program ${node.name}`), text(`${node.name}(${stringOf(node.input)})${output}`));
+    } else {
+      continue;
+    }
+    items.push(item);
+  }
+  $("messages").replaceChildren(...items);
+}
+
+function renderTree() {
+  const nodes = orderedNodes();
+  const children = new Map();
+  const roots = [];
+  for (const node of nodes) {
+    const parent = node.caller !== "" && state.nodes.has(node.caller) ? node.caller : null;
+    if (parent === null) roots.push(node);
+    else {
+      if (!children.has(parent)) children.set(parent, []);
+      children.get(parent).push(node);
+    }
+  }
+  const build = (node) => {
+    const item = document.createElement("li");
+    item.dataset.nodeId = node.id;
+    const line = document.createElement("div");
+    line.className = "call";
+    const status = typeof node.metadata.status === "string" ? node.metadata.status : "";
+    line.append(span("role", node.role), nameElement(node));
+    if (status) line.append(span(`status status-${status}`, status));
+    const seconds = typeof node.metadata.duration_seconds === "number" ? node.metadata.duration_seconds : null;
+    if (seconds !== null) line.append(span("duration", formatDuration(seconds)));
+    item.append(line);
+    if (node.role === "code" && typeof node.metadata.doc === "string" && node.metadata.doc !== "") {
+      const details = document.createElement("details");
+      const summary = document.createElement("summary");
+      summary.textContent = "doc";
+      const pre = document.createElement("pre");
+      pre.textContent = node.metadata.doc;
+      details.append(summary, pre);
+      item.append(details);
+    }
+    const kids = children.get(node.id);
+    if (kids) {
+      const list = document.createElement("ul");
+      list.append(...kids.map(build));
+      item.append(list);
+    }
+    return item;
+  };
+  $("call-tree").replaceChildren(...roots.map(build));
+}
+
+function nameElement(node) {
+  if (node.role === "user") return span("name", node.name === "ask_user" ? `ask_user: ${stringOf(node.input)}` : "message");
+  const element = document.createElement("strong");
+  element.className = "name";
+  element.textContent = node.name;
+  return element;
+}
+
+// ---- questions ----------------------------------------------------------------
+
+function showNextQuestion() {
+  const dialog = $("question-dialog");
+  if (state.shownQuestion && state.questions.has(state.shownQuestion)) return;
+  const next = [...state.questions.values()][0];
+  if (!next) return;
+  state.shownQuestion = next.question_id;
+  $("question-text").textContent = next.question;
+  $("question-error").hidden = true;
+  const choices = $("question-choices");
+  choices.replaceChildren(
+    ...(next.choices ?? []).map((choice) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = choice;
+      button.addEventListener("click", () => send({ type: "answer", question_id: next.question_id, value: choice }));
+      return button;
+    }),
+  );
+  $("question-free").hidden = Array.isArray(next.choices) && next.choices.length > 0;
+  $("question-answer").value = "";
+  if (!dialog.open) dialog.showModal();
+}
+
+function closeQuestion() {
+  state.shownQuestion = null;
+  const dialog = $("question-dialog");
+  if (dialog.open) dialog.close();
+  showNextQuestion();
+}
+
+// ---- programs -------------------------------------------------------------------
+
+function renderPrograms() {
+  const select = $("program-select");
+  select.replaceChildren(
+    ...state.programs.map((program) => {
+      const option = document.createElement("option");
+      option.value = program.name;
+      option.textContent = program.name;
+      return option;
+    }),
+  );
+  $("run-panel").hidden = state.programs.length === 0;
+  showProgramDoc();
+}
+
+function showProgramDoc() {
+  const program = state.programs.find((candidate) => candidate.name === $("program-select").value);
+  $("program-doc").textContent = program ? program.doc || program.description : "";
+}
+
+function showRunResult(result) {
+  const element = $("run-result");
+  element.textContent = typeof result === "string" ? result : JSON.stringify(result, null, 2);
+  element.hidden = false;
+}
+
+// ---- helpers --------------------------------------------------------------------
+
+function span(className, content) {
+  const element = document.createElement("span");
+  element.className = className;
+  element.textContent = content;
+  return element;
+}
+
+function text(content) {
+  return document.createTextNode(content);
+}
+
+function stringOf(value) {
+  if (typeof value === "string") return value;
+  if (value === null || value === undefined) return "";
+  return JSON.stringify(value);
+}
+
+function formatTime(seconds) {
+  return typeof seconds === "number" ? new Date(seconds * 1000).toLocaleString() : "";
+}
+
+function formatDuration(seconds) {
+  return seconds < 1 ? `${Math.round(seconds * 1000)} ms` : `${seconds.toFixed(2)} s`;
+}
+
+function showError(message) {
+  $("turn-error").textContent = message;
+  $("turn-error").hidden = false;
+}
+
+function hideError() {
+  $("turn-error").hidden = true;
+}
+
+function note(message) {
+  $("session-note").textContent = message;
+  $("session-note").hidden = message === "";
+}
+
+// ---- wiring ---------------------------------------------------------------------
+
+function startTurn(frame) {
+  hideError();
+  const ref = newRef();
+  if (!state.sessionId) state.pendingNewSession = ref;
+  const sent = send({ ...frame, ...(state.sessionId ? { session_id: state.sessionId } : {}), client_msg_id: ref });
+  if (sent) setBusy(true);
+  return ref;
+}
+
+$("chat-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const input = $("chat-input");
+  const message = input.value.trim();
+  if (message === "" || state.busy) return;
+  input.value = "";
+  startTurn({ type: "chat", text: message });
+});
+
+$("chat-input").addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) $("chat-form").requestSubmit();
+});
+
+$("run-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  $("run-error").hidden = true;
+  $("run-result").hidden = true;
+  let input;
+  try {
+    input = JSON.parse($("program-input").value || "{}");
+  } catch (error) {
+    $("run-error").textContent = `The input is not valid JSON: ${error.message}`;
+    $("run-error").hidden = false;
+    return;
+  }
+  state.lastRunRef = startTurn({ type: "run", program: $("program-select").value, input });
+});
+
+$("program-select").addEventListener("change", showProgramDoc);
+$("new-session").addEventListener("click", () => selectSession(null));
+$("stop-turn").addEventListener("click", () => {
+  if (state.sessionId) send({ type: "stop", session_id: state.sessionId });
+});
+$("delete-session").addEventListener("click", () => {
+  if (state.sessionId && confirm(`Delete session ${state.sessionId}? Its history is removed from disk.`)) {
+    send({ type: "delete_session", session_id: state.sessionId });
+  }
+});
+$("question-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  if (state.shownQuestion) send({ type: "answer", question_id: state.shownQuestion, value: $("question-answer").value });
+});
+$("question-decline").addEventListener("click", () => {
+  if (state.shownQuestion) send({ type: "decline", question_id: state.shownQuestion });
+});
+$("question-dialog").addEventListener("cancel", (event) => event.preventDefault());
+$("token-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  sessionStorage.setItem("openprogram.token", $("token-input").value);
+  clearTimeout(state.reconnectTimer);
+  state.reconnectDelay = 500;
+  if (state.socket) state.socket.close();
+  else connect();
+});
+
+const initial = new URLSearchParams(location.search).get("session");
+if (initial) {
+  state.sessionId = initial;
+  $("session-id").textContent = initial;
+  $("delete-session").hidden = false;
+}
+window.addEventListener("pageshow", () => highlightCurrentSession());
+connect();

@@ -69,7 +69,7 @@ function test() {
   ensureDependencies();
   ensureChromium();
   // CI order: build, typecheck, lint, test (turbo orders build first through dependsOn).
-  return run("pnpm", ["exec", "turbo", "run", "build", "typecheck", "lint", "test", "--continue", "--output-logs=new-only"]);
+  return run("pnpm", ["exec", "turbo", "run", "build", "typecheck", "//#typecheck:root", "lint", "//#lint:root", "test", "--continue", "--output-logs=new-only"]);
 }
 
 function demo(args) {

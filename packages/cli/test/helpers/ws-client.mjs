@@ -3,7 +3,6 @@
 // { "url": "ws://...", "steps": [{ "send": {...frame}, "until": ["type", ...] }], "timeoutMs": n }
 // Each step sends its frame and waits for a frame whose type is in `until`.
 // Every frame received is printed on stdout as one JSON line.
-/* global process, setTimeout, clearTimeout, WebSocket */
 const plan = JSON.parse(process.argv[2]);
 const timer = setTimeout(() => {
   process.stderr.write(`ws-client: timed out after ${plan.timeoutMs} ms\n`);

@@ -1,5 +1,4 @@
 // The model call under `draft` never answers in time (the script delays it), so Ctrl-C finds both calls running.
-/* global process */
 import { agenticFunction } from "@openprogram/session-context";
 
 const draft = agenticFunction({ name: "draft", doc: "Draft the report." }, async (_input, { runtime }) => runtime.exec("Draft it."));

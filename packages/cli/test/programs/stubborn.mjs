@@ -1,5 +1,4 @@
 // Ignores its cancellation signal on purpose: only a second Ctrl-C ends it.
-/* global process, setTimeout */
 import { agenticFunction } from "@openprogram/session-context";
 
 export const stubborn = agenticFunction({ name: "stubborn", doc: "Wait a long time." }, async () => {

@@ -1,5 +1,4 @@
 // Reports the process it ran in, and asks a question, so --isolate can be told apart and its relay checked.
-/* global process */
 import { agenticFunction, askUser, currentSession } from "@openprogram/session-context";
 
 export const whereAmI = agenticFunction({ name: "where_am_i", doc: "Report the process." }, async ({ ask }) => ({

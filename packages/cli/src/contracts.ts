@@ -22,6 +22,7 @@ export async function loadDispatcher(): Promise<DispatcherModule> {
 export async function loadResearch(): Promise<ResearchModule> {
   return checked("@openprogram/research", await attempt("@openprogram/research", () => import("@openprogram/research")), [
     "researchAgent",
+    "researchProgram",
     "runResearch",
     "validateResearchRequest",
   ]);

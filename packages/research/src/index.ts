@@ -2,6 +2,7 @@
 
 export { runResearch, type RunResearchOptions, type RunResearchResult } from "./run-research.js";
 export { researchAgent, RESEARCH_AGENT_DOC } from "./research-agent.js";
+export { researchProgram, type ResearchProgram, type ResearchProgramOptions } from "./network-program.js";
 export * from "./stages/index.js";
 export { validateResearchRequest, type ResearchRequestOptions } from "./validate-request.js";
 export { DEFAULT_SECTIONS, sectionTitle } from "./sections.js";

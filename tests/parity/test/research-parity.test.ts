@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createDispatcher } from "@openprogram/dispatcher";
-import { researchAgent, runResearch } from "@openprogram/research";
+import { researchProgram, runResearch } from "@openprogram/research";
 import { createScriptedAsker, SessionDB } from "@openprogram/session-context";
 import { beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
@@ -47,22 +47,32 @@ interface ResearchRun {
   artifacts: Array<Record<string, string>>;
 }
 
+/**
+ * Every entry uses its default work dir, research/<session id> under its
+ * working directory (the workspace's home), so a continued session continues
+ * its files the same way everywhere.
+ */
 async function step(entry: ResearchEntry, workspace: Workspace, index: number, sessionId: string | undefined): Promise<StepResult> {
   const current = STEPS[index] as ResearchStep;
-  const workDir = join(workspace.home, `work-${index}`);
+  const workDirOf = (id: string): string => join(workspace.home, "research", id);
   if (entry === "code") {
-    const result = await runResearch(current.task, {
-      db: workspace.db,
-      runtime: workspace.runtime,
-      workDir,
-      interactive: current.interactive,
-      asker: createScriptedAsker(current.answers),
-      ...(sessionId ? { sessionId } : {}),
-    });
-    return { sessionId: result.sessionId, created: result.created, status: (result as { status?: string }).status ?? "completed", workDir: result.workDir };
+    const previous = process.cwd();
+    process.chdir(workspace.home);
+    try {
+      const result = await runResearch(current.task, {
+        db: workspace.db,
+        runtime: workspace.runtime,
+        interactive: current.interactive,
+        asker: createScriptedAsker(current.answers),
+        ...(sessionId ? { sessionId } : {}),
+      });
+      return { sessionId: result.sessionId, created: result.created, status: (result as { status?: string }).status ?? "completed", workDir: result.workDir };
+    } finally {
+      process.chdir(previous);
+    }
   }
   if (entry === "cli") {
-    const args = [CLI_BIN, "research", current.task, "--work-dir", workDir, "--json"];
+    const args = [CLI_BIN, "research", current.task, "--json"];
     if (current.interactive) {
       const answers = join(workspace.home, `answers-${index}.json`);
       writeFileSync(answers, JSON.stringify(current.answers));
@@ -70,7 +80,7 @@ async function step(entry: ResearchEntry, workspace: Workspace, index: number, s
     }
     if (sessionId) args.push("--session", sessionId);
     const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, args, { env: workspace.env, stdio: ["ignore", "pipe", "pipe"] });
+      const child = spawn(process.execPath, args, { cwd: workspace.home, env: workspace.env, stdio: ["ignore", "pipe", "pipe"] });
       let out = "";
       let err = "";
       child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
@@ -80,9 +90,12 @@ async function step(entry: ResearchEntry, workspace: Workspace, index: number, s
     });
     if (code !== 0) throw new Error(`openprogram research exited ${code}:\n${stderr}`);
     const parsed = JSON.parse(stdout) as { session_id: string; created: boolean; status: string; work_dir: string };
+    expect(parsed.work_dir).toBe(workDirOf(parsed.session_id));
     return { sessionId: parsed.session_id, created: parsed.created, status: parsed.status, workDir: parsed.work_dir };
   }
-  const dispatcher = await createDispatcher({ db: workspace.db, runtime: workspace.runtime, port: 0, programs: { research: researchAgent } });
+  // What `openprogram serve` registers: the client names the task, the server places the files.
+  const webRoot = join(workspace.home, "research");
+  const dispatcher = await createDispatcher({ db: workspace.db, runtime: workspace.runtime, port: 0, programs: { research: researchProgram({ workDirRoot: webRoot }) } });
   const socket = new WebSocket(`${dispatcher.url.replace(/^http/, "ws")}/ws`, { headers: { origin: dispatcher.url } });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -100,14 +113,14 @@ async function step(entry: ResearchEntry, workspace: Workspace, index: number, s
           const value = answers.shift();
           socket.send(JSON.stringify(value === undefined ? { type: "decline", question_id: frame.question_id } : { type: "answer", question_id: frame.question_id, value }));
         } else if (frame.type === "turn_done" && announced) {
-          resolve({ ...announced, status: (frame.result as { status?: string } | null)?.status ?? "completed", workDir });
+          resolve({ ...announced, status: (frame.result as { status?: string } | null)?.status ?? "completed", workDir: join(webRoot, announced.sessionId) });
         } else if (frame.type === "turn_failed" || frame.type === "error") reject(new Error(`dispatcher: ${JSON.stringify(frame)}`));
       });
       socket.send(
         JSON.stringify({
           type: "run",
           program: "research",
-          input: { task: current.task, workDir, interactive: current.interactive },
+          input: { task: current.task, interactive: current.interactive },
           ...(sessionId ? { session_id: sessionId } : {}),
         }),
       );

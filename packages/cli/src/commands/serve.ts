@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import type { ProgramEntry, ServeFlags, ServeOptions } from "@openprogram/dispatcher";
 import { currentSignal, InvalidInputError } from "@openprogram/session-context";
 import type { CommandContext, CommandResult } from "../command-context.js";
@@ -58,7 +59,8 @@ function serveFlags(flags: ServeCommandFlags): ServeFlags {
 
 async function loadPrograms(flags: ServeCommandFlags, cwd: string): Promise<Record<string, ProgramEntry>> {
   const research = await loadResearch();
-  const programs: Record<string, ProgramEntry> = { [RESEARCH_PROGRAM]: research.researchAgent };
+  // The network chooses the task, never the work dir: research artifacts go to ./research/<session id> of the server.
+  const programs: Record<string, ProgramEntry> = { [RESEARCH_PROGRAM]: research.researchProgram({ workDirRoot: join(cwd, "research") }) };
   const origins: Record<string, string> = { [RESEARCH_PROGRAM]: "the built-in research program" };
   const runner = flags.isolate ? await loadProcessRunner() : null;
   for (const raw of flags.program ?? []) {

@@ -60,7 +60,7 @@ describe("sessions doctor", () => {
     await db.commitTurn("c");
     rmSync(join(store.root, "c", "meta.json"));
     await db.createSession({ id: "d" });
-    db.updateRegistry((entries) => {
+    await db.updateRegistry((entries) => {
       delete entries.d;
       entries.ghost = { ...(entries.c as NonNullable<typeof entries.c>), id: "ghost" };
     });

@@ -73,7 +73,7 @@ describe("sessions", () => {
   });
 
   it("mints <prefix>_<10 hex> ids", async () => {
-    const id = store.db.createNewSessionSync({ idPrefix: "research" });
+    const id = await store.db.createNewSession({ idPrefix: "research" });
     expect(id).toMatch(/^research_[0-9a-f]{10}$/);
   });
 });

@@ -38,7 +38,7 @@ export async function sessionContext<T>(first: SessionContextOptions | SessionFn
   const carrier = options.sessionId === undefined && !outer && options.fromEnvironment !== false ? readContextCarrier() : null;
   const db = options.db ?? outer?.db ?? openStore(carrier?.sessionsRoot ? { root: carrier.sessionsRoot } : {});
 
-  const { sessionId, created } = openSession(db, options, carrier);
+  const { sessionId, created } = await openSession(db, options, carrier);
   const joinsOuter =
     outer !== undefined && outer.sessionId === sessionId && outer.db.root === db.root && options.turnId === undefined && options.callerId === undefined;
   const joinsRemote = options.callerId !== undefined || carrier !== null;
@@ -113,14 +113,14 @@ export async function sessionContext<T>(first: SessionContextOptions | SessionFn
   return outcome.value;
 }
 
-function openSession(db: SessionDB, options: SessionContextOptions, carrier: ContextCarrier | null): { sessionId: string; created: boolean } {
+async function openSession(db: SessionDB, options: SessionContextOptions, carrier: ContextCarrier | null): Promise<{ sessionId: string; created: boolean }> {
   const create = { agentId: options.agentId ?? "main", source: options.source ?? (carrier ? "process" : "code"), title: options.title ?? "" };
   const requested = options.sessionId ?? carrier?.sessionId;
   if (requested !== undefined) {
     assertValidSessionId(requested);
-    return { sessionId: requested, created: db.openSessionSync(requested, create) };
+    return { sessionId: requested, created: await db.openSession(requested, create) };
   }
-  const sessionId = db.createNewSessionSync({ ...create, idPrefix: options.idPrefix ?? "session" });
+  const sessionId = await db.createNewSession({ ...create, idPrefix: options.idPrefix ?? "session" });
   return { sessionId, created: true };
 }
 

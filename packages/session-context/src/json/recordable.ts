@@ -32,7 +32,7 @@ export function toRecordable(value: unknown, depth = 0, seen: Set<object> = new 
   seen.add(object);
   try {
     if (Array.isArray(object)) return object.map((item) => toRecordable(item, depth + 1, seen));
-    if (object instanceof Map) return Object.fromEntries([...object].map(([k, v]) => [String(k), toRecordable(v, depth + 1, seen)]));
+    if (object instanceof Map) return Object.fromEntries([...object].map(([k, v]) => [mapKey(k, depth, seen), toRecordable(v, depth + 1, seen)]));
     if (object instanceof Set) return [...object].map((item) => toRecordable(item, depth + 1, seen));
     if (ArrayBuffer.isView(object)) return `<${object.constructor.name} ${object.byteLength} bytes>`;
     const prototype = Object.getPrototypeOf(object) as object | null;
@@ -49,4 +49,12 @@ export function toRecordable(value: unknown, depth = 0, seen: Set<object> = new 
   } finally {
     seen.delete(object);
   }
+}
+
+/** A Map key as an object key: strings as they are, anything else as its recorded JSON (objects without a prototype included). */
+function mapKey(key: unknown, depth: number, seen: Set<object>): string {
+  if (typeof key === "string") return key;
+  if (typeof key === "symbol") return key.toString();
+  if (key === null || typeof key !== "object") return String(key);
+  return JSON.stringify(toRecordable(key, depth + 1, seen)) ?? "<key>";
 }

@@ -1,4 +1,5 @@
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { open, rename, unlink, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { StoreWriteError } from "../errors.js";
 import { randomHex } from "../ids.js";
@@ -56,5 +57,39 @@ function unlinkQuietly(path: string): void {
     unlinkSync(path);
   } catch {
     // the temp file was never created or is already renamed
+  }
+}
+
+/**
+ * The asynchronous `writeFileAtomicSync`: the same temp file, fsync, rename,
+ * directory fsync, done on libuv's thread pool, so a server's event loop keeps
+ * serving while the disk flushes, and concurrent writers' flushes can be
+ * grouped by the file system.
+ */
+export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
+  const directory = dirname(path);
+  const temporary = join(directory, `.${basename(path)}.tmp-${randomHex(8)}`);
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(temporary, "wx", FILE_MODE);
+    await handle.writeFile(data);
+    await handle.sync();
+    await handle.close();
+    handle = undefined;
+    await rename(temporary, path);
+    await syncDirectory(directory);
+  } catch (error) {
+    if (handle) await handle.close().catch(() => undefined);
+    await unlink(temporary).catch(() => undefined);
+    throw new StoreWriteError(path, error);
+  }
+}
+
+async function syncDirectory(directory: string): Promise<void> {
+  const handle = await open(directory, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }

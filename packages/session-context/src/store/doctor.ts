@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } f
 import { join } from "node:path";
 import { isValidSessionId } from "../ids.js";
 import { dumpsPython } from "../json/python-json.js";
-import { writeFileAtomicSync } from "./atomic-file.js";
+import { writeFileAtomic } from "./atomic-file.js";
 import { commitAll, committedText, uncommittedPaths } from "./git-repo.js";
 import { nowSeconds } from "./history.js";
 import { INDEX_FILE, nodeFileName, parseNodeFileName, type SessionPaths } from "./layout.js";
@@ -68,9 +68,9 @@ export async function doctorStore(db: SessionDB, options: { sessionId?: string; 
   const findings: DoctorFinding[] = [];
   if (!existsSync(db.root)) return { root: db.root, sessionsChecked: 0, findings, healthy: true };
   const directories = options.sessionId !== undefined ? [options.sessionId] : sessionDirectories(db.root);
-  if (options.sessionId === undefined) checkRegistryFile(db, findings, fix);
+  if (options.sessionId === undefined) await checkRegistryFile(db, findings, fix);
   for (const sessionId of directories) await checkSession(db, sessionId, findings, fix);
-  checkRegistryEntries(db, options.sessionId, findings, fix);
+  await checkRegistryEntries(db, options.sessionId, findings, fix);
   return { root: db.root, sessionsChecked: directories.length, findings, healthy: !findings.some((finding) => finding.severity === "error" && !finding.fixed) };
 }
 
@@ -81,7 +81,7 @@ function sessionDirectories(root: string): string[] {
     .sort();
 }
 
-function checkRegistryFile(db: SessionDB, findings: DoctorFinding[], fix: boolean): void {
+async function checkRegistryFile(db: SessionDB, findings: DoctorFinding[], fix: boolean): Promise<void> {
   const path = join(db.root, INDEX_FILE);
   let problem: string | null = null;
   if (!existsSync(path)) problem = "is missing";
@@ -96,14 +96,14 @@ function checkRegistryFile(db: SessionDB, findings: DoctorFinding[], fix: boolea
   if (!problem) return;
   const finding: DoctorFinding = { sessionId: null, kind: "registry_corrupt", severity: "error", message: `The registry ${problem}.`, path, fixed: false, remedy: "Rebuild it from the sessions' meta.json files (run with --fix)." };
   if (fix) {
-    db.updateRegistry(() => undefined);
+    await db.updateRegistry(() => undefined);
     finding.fixed = true;
     finding.remedy = "Rebuilt from the sessions' meta.json files (a corrupt file was kept as index.json.corrupt-<time>).";
   }
   findings.push(finding);
 }
 
-function checkRegistryEntries(db: SessionDB, only: string | undefined, findings: DoctorFinding[], fix: boolean): void {
+async function checkRegistryEntries(db: SessionDB, only: string | undefined, findings: DoctorFinding[], fix: boolean): Promise<void> {
   let entries: Record<string, SessionRecord>;
   try {
     entries = JSON.parse(readFileSync(join(db.root, INDEX_FILE), "utf8")) as Record<string, SessionRecord>;
@@ -142,7 +142,7 @@ function checkRegistryEntries(db: SessionDB, only: string | undefined, findings:
     }
   }
   if (fix && changes.length > 0) {
-    db.updateRegistry((all) => {
+    await db.updateRegistry((all) => {
       for (const change of changes) change(all);
     });
   }
@@ -188,7 +188,7 @@ async function checkSession(db: SessionDB, sessionId: string, findings: DoctorFi
       const committed = await committedText(paths, `history/${file}`);
       const restored = committed === null ? null : parseNode(committed);
       if (committed !== null && restored) {
-        db.withSessionLockSync(sessionId, () => writeFileAtomicSync(path, committed));
+        await db.withSessionLock(sessionId, () => writeFileAtomic(path, committed));
         nodes.push({ file, node: restored });
         finding.fixed = true;
         finding.remedy = "Restored the last committed version from git.";
@@ -204,16 +204,17 @@ async function checkSession(db: SessionDB, sessionId: string, findings: DoctorFi
     const finding = add({ kind: missing ? "missing_meta" : "corrupt_meta", severity: "error", message: `meta.json ${missing ? "is missing" : "is not valid JSON"}.`, path: paths.meta, remedy: "Rebuild it from the history and the registry (run with --fix)." });
     if (canFix) {
       meta = rebuildMeta(db, sessionId, nodes.map((entry) => entry.node));
-      db.withSessionLockSync(sessionId, () => {
+      const rebuilt = meta;
+      await db.withSessionLock(sessionId, async () => {
         if (!missing) renameSync(paths.meta, `${paths.meta}.corrupt-${Date.now()}`);
-        writeFileAtomicSync(paths.meta, dumpsPython(meta));
+        await writeFileAtomic(paths.meta, dumpsPython(rebuilt));
       });
       finding.fixed = true;
       finding.remedy = `Rebuilt it (head ${meta.head_id ?? "none"})${missing ? "" : "; the corrupt file was kept as meta.json.corrupt-<time>"}.`;
     }
   }
 
-  checkSeqs(db, sessionId, paths, nodes, takenSeqs, add, canFix);
+  await checkSeqs(db, sessionId, paths, nodes, takenSeqs, add, canFix);
 
   if (meta) {
     const byId = new Map(nodes.map((entry) => [entry.node.id, entry.node]));
@@ -221,10 +222,10 @@ async function checkSession(db: SessionDB, sessionId: string, findings: DoctorFi
     const expected = computeHead(nodes.map((entry) => entry.node));
     if (head !== null && !byId.has(head)) {
       const finding = add({ kind: "dangling_head", severity: "error", message: `head_id '${head}' names no node of the session.`, path: paths.meta, remedy: "Point it at the last node of the conversation branch (run with --fix)." });
-      if (canFix) repairHead(db, sessionId, paths, expected, finding);
+      if (canFix) await repairHead(db, sessionId, paths, expected, finding);
     } else if (head === null && expected !== null) {
       const finding = add({ kind: "missing_head", severity: "warning", message: "The session has conversation nodes but no head_id.", path: paths.meta, remedy: "Point it at the last node of the conversation branch (run with --fix)." });
-      if (canFix) repairHead(db, sessionId, paths, expected, finding);
+      if (canFix) await repairHead(db, sessionId, paths, expected, finding);
     }
   }
 
@@ -263,7 +264,7 @@ async function checkSession(db: SessionDB, sessionId: string, findings: DoctorFi
 
 type AddFinding = (finding: Omit<DoctorFinding, "sessionId" | "fixed"> & { fixed?: boolean }) => DoctorFinding;
 
-function checkSeqs(
+async function checkSeqs(
   db: SessionDB,
   sessionId: string,
   paths: SessionPaths,
@@ -271,7 +272,7 @@ function checkSeqs(
   takenSeqs: number[],
   add: AddFinding,
   canFix: boolean,
-): void {
+): Promise<void> {
   const bySeq = new Map<number, Array<{ file: string; node: SessionNode }>>();
   for (const entry of nodes) {
     const fileSeq = parseNodeFileName(entry.file)?.seq as number;
@@ -279,7 +280,8 @@ function checkSeqs(
       const finding = add({ kind: "seq_mismatch", severity: "warning", message: `Node ${entry.node.id} says seq ${entry.node.seq} but its file name says ${fileSeq}.`, path: join(paths.history, entry.file), remedy: "Make the node's seq match its file name (run with --fix)." });
       if (canFix) {
         entry.node = { ...entry.node, seq: fileSeq };
-        db.withSessionLockSync(sessionId, () => writeFileAtomicSync(join(paths.history, entry.file), dumpsPython(entry.node)));
+        const text = dumpsPython(entry.node);
+        await db.withSessionLock(sessionId, () => writeFileAtomic(join(paths.history, entry.file), text));
         finding.fixed = true;
         finding.remedy = "Rewrote the node with its file name's seq.";
       }
@@ -299,9 +301,10 @@ function checkSeqs(
         const moved: SessionNode = { ...entry.node, seq: next };
         const role = ROLE_BY_LETTER[entry.file.split("-")[1] ?? ""] ?? moved.role;
         const target = nodeFileName(next, role, moved.id);
-        db.withSessionLockSync(sessionId, () => {
-          writeFileAtomicSync(join(paths.history, target), dumpsPython(moved));
-          rmSync(join(paths.history, entry.file));
+        const from = entry.file;
+        await db.withSessionLock(sessionId, async () => {
+          await writeFileAtomic(join(paths.history, target), dumpsPython(moved));
+          rmSync(join(paths.history, from));
         });
         entry.node = moved;
         entry.file = target;
@@ -322,10 +325,10 @@ function checkSeqs(
   }
 }
 
-function repairHead(db: SessionDB, sessionId: string, paths: SessionPaths, head: string | null, finding: DoctorFinding): void {
-  db.withSessionLockSync(sessionId, () => {
+async function repairHead(db: SessionDB, sessionId: string, paths: SessionPaths, head: string | null, finding: DoctorFinding): Promise<void> {
+  await db.withSessionLock(sessionId, async () => {
     const meta = readMeta(paths);
-    if (meta) writeFileAtomicSync(paths.meta, dumpsPython({ ...meta, head_id: head }));
+    if (meta) await writeFileAtomic(paths.meta, dumpsPython({ ...meta, head_id: head }));
   });
   finding.fixed = true;
   finding.remedy = `Set head_id to ${head ?? "null"}.`;

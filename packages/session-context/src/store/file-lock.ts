@@ -1,6 +1,6 @@
 import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
-import { InternalError, StoreLockTimeoutError, StoreWriteError } from "../errors.js";
+import { StoreLockTimeoutError, StoreWriteError } from "../errors.js";
 import { randomHex } from "../ids.js";
 import { FILE_MODE } from "./atomic-file.js";
 
@@ -21,39 +21,13 @@ export interface LockOptions {
 const HOST = hostname();
 // Node has no fork(): the pid of this process never changes, and reading it is a syscall.
 const PID = process.pid;
-const held = new Set<string>();
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
-
-/**
- * Runs a synchronous critical section under the lock. Sections are short
- * (a few file writes); waiting for another process blocks this thread briefly.
- */
-export function withLockSync<T>(lockPath: string, section: () => T, options: LockOptions = {}): T {
-  if (held.has(lockPath)) throw new InternalError(`Re-entrant acquisition of ${lockPath}`);
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
-  let delayMs = 0.05;
-  for (;;) {
-    const token = tryAcquire(lockPath, options.staleMs ?? 10_000);
-    if (token) {
-      held.add(lockPath);
-      try {
-        return section();
-      } finally {
-        held.delete(lockPath);
-        release(lockPath);
-      }
-    }
-    if (Date.now() > deadline) throw new StoreLockTimeoutError(lockPath, describeHolder(lockPath));
-    Atomics.wait(sleeper, 0, 0, delayMs);
-    delayMs = Math.min(delayMs * 2, 5);
-  }
-}
 
 const queues = new Map<string, Promise<unknown>>();
 
 /**
- * Runs an asynchronous critical section under the lock (used for git commits).
- * Callers in this process queue in order; other processes are waited for.
+ * Runs a critical section under the lock. Callers in this process queue in
+ * order (so the lock file is never contended from inside one process); other
+ * processes are waited for, without blocking the event loop.
  */
 export async function withLock<T>(lockPath: string, section: () => Promise<T>, options: LockOptions = {}): Promise<T> {
   const previous = queues.get(lockPath) ?? Promise.resolve();
@@ -76,13 +50,11 @@ async function runLocked<T>(lockPath: string, section: () => Promise<T>, options
   while (!tryAcquire(lockPath, options.staleMs ?? 120_000)) {
     if (Date.now() > deadline) throw new StoreLockTimeoutError(lockPath, describeHolder(lockPath));
     await new Promise((resolve) => setTimeout(resolve, delayMs));
-    delayMs = Math.min(delayMs * 2, 20);
+    delayMs = Math.min(delayMs * 2, 10);
   }
-  held.add(lockPath);
   try {
     return await section();
   } finally {
-    held.delete(lockPath);
     release(lockPath);
   }
 }

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { InvalidNodeError, NodeNotFoundError, StoreWriteError } from "../errors.js";
 import { mintNodeId } from "../ids.js";
 import { dumpsPython } from "../json/python-json.js";
-import { DIR_MODE, FILE_MODE, writeFileAtomicSync } from "./atomic-file.js";
+import { DIR_MODE, FILE_MODE, writeFileAtomic } from "./atomic-file.js";
 import { nodeFileName, parseNodeFileName, type SessionPaths } from "./layout.js";
 import { reportStoreProblem } from "./registry.js";
 import type { AppendOptions, HistoryProblem, NodeDraft, NodePatch, NodeRole, SessionMeta, SessionNode } from "./types.js";
@@ -27,6 +27,8 @@ interface HistoryState {
   historyMtimeNs: bigint;
   /** The nodes in seq order, kept in step by `remember`; null until someone asks. */
   ordered: SessionNode[] | null;
+  /** Writes of this process to this session not finished yet (their temp files change history/'s mtime). */
+  writing: number;
 }
 
 /**
@@ -36,7 +38,9 @@ interface HistoryState {
  * A change to history/ that was not journaled (the Python store, or a write cut
  * short by a crash) falls back to re-reading the whole directory.
  *
- * All methods are synchronous and must run under the session lock.
+ * `append` and `update` write asynchronously and must run under the session
+ * lock; `refresh` is synchronous and safe without it: files appear whole
+ * (renamed into place) and are journaled after they appear.
  */
 export class HistoryFiles {
   private readonly states = new Map<string, HistoryState>();
@@ -48,6 +52,8 @@ export class HistoryFiles {
     if (state) {
       const journalSize = sizeOrZero(paths.journal);
       if (journalSize === state.journalOffset && historyMtimeNs === state.historyMtimeNs) return state;
+      // While this process writes (holding the session lock, so nobody else can), the change is ours and not yet journaled.
+      if (journalSize === state.journalOffset && state.writing > 0) return state;
       if (journalSize > state.journalOffset) {
         this.applyJournal(paths, state, journalSize);
         state.historyMtimeNs = historyMtimeNs;
@@ -62,7 +68,7 @@ export class HistoryFiles {
     this.states.delete(paths.history);
   }
 
-  append(paths: SessionPaths, draft: NodeDraft, options: AppendOptions, readMeta: () => SessionMeta): { node: SessionNode; movedHead: boolean } {
+  async append(paths: SessionPaths, draft: NodeDraft, options: AppendOptions, readMeta: () => SessionMeta): Promise<{ node: SessionNode; movedHead: boolean }> {
     const state = this.refresh(paths);
     const role = draft.role;
     if (!ROLES.has(role)) throw new InvalidNodeError(`Node role must be "user", "llm" or "code", not ${JSON.stringify(role)}.`);
@@ -95,11 +101,11 @@ export class HistoryFiles {
       metadata: draft.metadata ?? {},
     };
     const fileName = nodeFileName(node.seq, role, id);
-    this.writeNode(paths, state, fileName, node);
+    await this.writeNode(paths, state, fileName, node);
     return { node, movedHead };
   }
 
-  update(paths: SessionPaths, sessionId: string, nodeId: string, patch: NodePatch): SessionNode {
+  async update(paths: SessionPaths, sessionId: string, nodeId: string, patch: NodePatch): Promise<SessionNode> {
     const state = this.refresh(paths);
     const current = state.byId.get(nodeId);
     const fileName = state.fileById.get(nodeId);
@@ -108,16 +114,21 @@ export class HistoryFiles {
     if ("output" in patch) node.output = patch.output ?? null;
     if ("input" in patch) node.input = patch.input ?? null;
     if (patch.reads) node.reads = patch.reads;
-    this.writeNode(paths, state, fileName, node);
+    await this.writeNode(paths, state, fileName, node);
     return node;
   }
 
-  private writeNode(paths: SessionPaths, state: HistoryState, fileName: string, node: SessionNode): void {
+  private async writeNode(paths: SessionPaths, state: HistoryState, fileName: string, node: SessionNode): Promise<void> {
     const text = dumpsPython(node);
     if (text.length > MAX_NODE_BYTES) {
       throw new InvalidNodeError(`Node ${node.id} serialises to ${text.length} bytes; the limit is ${MAX_NODE_BYTES}. Store large artifacts in the work dir instead.`);
     }
-    writeFileAtomicSync(join(paths.history, fileName), text);
+    state.writing++;
+    try {
+      await writeFileAtomic(join(paths.history, fileName), text);
+    } finally {
+      state.writing--;
+    }
     this.remember(state, fileName, freezeNode(node));
     if (appendJournalLine(paths.journal, fileName)) {
       // Under the session lock nobody else appends to the journal, so our line is the only growth.
@@ -152,6 +163,7 @@ export class HistoryFiles {
       journalOffset,
       historyMtimeNs,
       ordered: null,
+      writing: 0,
     };
     for (const fileName of readdirSync(paths.history)) this.loadFile(paths, state, fileName);
     this.states.set(paths.history, state);

@@ -24,7 +24,7 @@ export class SessionNodeWriter {
   /** Appends a node (see SessionDB.appendNode). */
   async append(draft: NodeDraft, options: AppendOptions = {}): Promise<SessionNode> {
     await this.hooks.beforeWrite?.();
-    const node = this.db.appendNodeSync(this.sessionId, draft, options);
+    const node = await this.db.appendNode(this.sessionId, draft, options);
     this.hooks.afterWrite?.("append", node);
     return node;
   }
@@ -32,7 +32,7 @@ export class SessionNodeWriter {
   /** Updates a node (see SessionDB.updateNode). */
   async update(nodeId: string, patch: NodePatch): Promise<SessionNode> {
     await this.hooks.beforeWrite?.();
-    const node = this.db.updateNodeSync(this.sessionId, nodeId, patch);
+    const node = await this.db.updateNode(this.sessionId, nodeId, patch);
     this.hooks.afterWrite?.("update", node);
     return node;
   }

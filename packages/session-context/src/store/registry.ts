@@ -3,12 +3,15 @@ import { join } from "node:path";
 import { StoreWriteError } from "../errors.js";
 import { isValidSessionId } from "../ids.js";
 import { dumpsPythonIndented } from "../json/python-json.js";
-import { writeFileAtomicSync } from "./atomic-file.js";
-import { withLockSync } from "./file-lock.js";
+import { writeFileAtomic } from "./atomic-file.js";
+import { withLock } from "./file-lock.js";
 import { INDEX_FILE, REGISTRY_LOCK_FILE } from "./layout.js";
 import type { SessionMeta, SessionRecord } from "./types.js";
 
 type Entries = Record<string, SessionRecord>;
+
+/** The registry lock is held for one durable write; one older than this was left by a killed process. */
+const REGISTRY_LOCK = { staleMs: 10_000, timeoutMs: 30_000 };
 
 /** Emits one process warning per distinct problem, naming the file. */
 export function reportStoreProblem(message: string): void {
@@ -34,7 +37,7 @@ export class SessionRegistry {
   }
 
   /** The current entries. Treat the result as read-only. */
-  read(): Entries {
+  async read(): Promise<Entries> {
     const raw = readOrNull(this.indexPath);
     if (raw !== null && this.cached?.raw.equals(raw)) return this.cached.entries;
     const entries = raw === null ? null : parseEntries(raw);
@@ -44,7 +47,7 @@ export class SessionRegistry {
     }
     if (!existsSync(this.root)) return {};
     try {
-      return this.update(() => undefined);
+      return await this.update(() => undefined);
     } catch (error) {
       // A read-only store still lists its sessions; the rebuilt registry is just not saved.
       if (!(error instanceof StoreWriteError)) throw error;
@@ -53,8 +56,8 @@ export class SessionRegistry {
   }
 
   /** Applies `mutate` to a fresh copy under the registry lock and writes it atomically. */
-  update(mutate: (entries: Entries) => void): Entries {
-    return withLockSync(this.lockPath, () => {
+  async update(mutate: (entries: Entries) => void): Promise<Entries> {
+    return withLock(this.lockPath, async () => {
       const raw = readOrNull(this.indexPath);
       let entries = raw === null ? null : parseEntries(raw);
       if (entries === null) {
@@ -63,10 +66,10 @@ export class SessionRegistry {
       }
       mutate(entries);
       const text = dumpsPythonIndented(entries);
-      writeFileAtomicSync(this.indexPath, text);
+      await writeFileAtomic(this.indexPath, text);
       this.cached = { raw: Buffer.from(text), entries };
       return entries;
-    });
+    }, REGISTRY_LOCK);
   }
 
   private keepCorruptCopy(): void {

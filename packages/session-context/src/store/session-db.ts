@@ -3,9 +3,9 @@ import { resolve } from "node:path";
 import { InvalidInputError, SessionExistsError, SessionNotFoundError, StoreWriteError } from "../errors.js";
 import { assertValidIdPrefix, assertValidSessionId, mintPrefixedId } from "../ids.js";
 import { dumpsPython } from "../json/python-json.js";
-import { DIR_MODE, FILE_MODE, writeFileAtomicSync } from "./atomic-file.js";
+import { DIR_MODE, FILE_MODE, writeFileAtomic } from "./atomic-file.js";
 import { defaultSessionsRoot } from "./default-root.js";
-import { withLock, withLockSync } from "./file-lock.js";
+import { withLock } from "./file-lock.js";
 import { commitAll, readLog } from "./git-repo.js";
 import { historyProblems, HistoryFiles, nowSeconds, orderedNodes } from "./history.js";
 import { SessionPaths } from "./layout.js";
@@ -63,14 +63,20 @@ export interface EndTurnOptions {
 const UNFINISHED_STATUSES = new Set(["running", "waiting"]);
 /** Registry fields that belong to meta.json as well, and stay in step there. */
 const META_FIELDS = new Set(["title", "agent_id", "source"]);
+/** A session lock is held for a few durable writes; one older than this was left by a killed process. */
+const SESSION_LOCK = { staleMs: 10_000, timeoutMs: 30_000 };
+/** How long to wait for another process to finish creating a session it has claimed. */
+const CREATE_WAIT_MS = 2_000;
 
 /**
  * The git-backed session store: one directory and one git repository per
  * session, in exactly the layout of the Python OpenProgram store.
  *
- * Writes are atomic and durable, serialised per session across processes by a
- * lock file; a turn ends with one git commit. All methods are safe to call from
- * several processes at once.
+ * Writes are atomic and durable and run off the event loop's thread (a server
+ * keeps serving while the disk flushes); they are serialised per session, in
+ * this process and across processes, by a lock. Reads are synchronous and
+ * lock-free: files appear whole (renamed into place) and a per-session change
+ * journal keeps the in-memory view exact. A turn ends with one git commit.
  */
 export class SessionDB {
   /** Absolute sessions root. */
@@ -78,6 +84,7 @@ export class SessionDB {
   private readonly registry: SessionRegistry;
   private readonly history = new HistoryFiles();
   private readonly pathsCache = new Map<string, SessionPaths>();
+  private readonly preparedState = new Set<string>();
 
   constructor(options: SessionDBOptions = {}) {
     this.root = resolve(options.root ?? defaultSessionsRoot());
@@ -104,41 +111,41 @@ export class SessionDB {
 
   /** Creates a session; fails with SessionExistsError when the id is taken. */
   async createSession(options: CreateSessionOptions = {}): Promise<SessionRecord> {
-    const created = this.createSessionSync(options);
+    const created = await this.tryCreate(options);
     if (!created) throw new SessionExistsError(options.id ?? "");
     return created;
   }
 
   /** Returns the session, creating it under this id when it does not exist. */
   async ensureSession(sessionId: string, options: Omit<CreateSessionOptions, "id"> = {}): Promise<{ record: SessionRecord; created: boolean }> {
-    const created = this.openSessionSync(sessionId, options);
+    const created = await this.openSession(sessionId, options);
     return { record: await this.requireSession(sessionId), created };
   }
 
   /**
    * The hot path of entering a session: one stat when it exists (plus a look
    * at its turn leases, to recover a crashed turn), a create when it does not.
-   * Returns true when it created the session.
+   * Resolves to true when it created the session.
    */
-  openSessionSync(sessionId: string, options: Omit<CreateSessionOptions, "id"> = {}): boolean {
+  async openSession(sessionId: string, options: Omit<CreateSessionOptions, "id"> = {}): Promise<boolean> {
     const paths = this.paths(sessionId);
     if (existsSync(paths.meta)) {
-      if (hasLeaseFiles(paths)) this.recoverIfAbandoned(sessionId);
+      if (hasLeaseFiles(paths)) await this.recoverIfAbandoned(sessionId);
       return false;
     }
-    return this.createSessionSync({ ...options, id: sessionId }) !== null;
+    return (await this.tryCreate({ ...options, id: sessionId })) !== null;
   }
 
-  /** Mints an id and creates the session under it. */
-  createNewSessionSync(options: Omit<CreateSessionOptions, "id"> = {}): string {
+  /** Mints an id and creates the session under it; resolves to the id. */
+  async createNewSession(options: Omit<CreateSessionOptions, "id"> = {}): Promise<string> {
     for (;;) {
-      const record = this.createSessionSync(options);
+      const record = await this.tryCreate(options);
       if (record) return record.id;
     }
   }
 
-  /** Creates the session, or returns null when another caller created it first. */
-  private createSessionSync(options: CreateSessionOptions): SessionRecord | null {
+  /** Creates the session, or resolves to null when another caller created it first. */
+  private async tryCreate(options: CreateSessionOptions): Promise<SessionRecord | null> {
     if (options.idPrefix !== undefined) assertValidIdPrefix(options.idPrefix);
     const sessionId = options.id ?? mintPrefixedId(options.idPrefix ?? "session");
     assertValidSessionId(sessionId);
@@ -147,16 +154,7 @@ export class SessionDB {
     }
     const paths = this.paths(sessionId);
     this.ensureRoot();
-    try {
-      // mkdir without `recursive` is the atomic claim on the id.
-      mkdirSync(paths.dir, { mode: DIR_MODE });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "EEXIST") {
-        if (existsSync(paths.meta)) return null;
-      } else {
-        throw new StoreWriteError(paths.dir, error);
-      }
-    }
+    if (!this.claim(paths) && (await this.createdByOther(paths))) return null;
     const now = nowSeconds();
     const meta: SessionMeta = {
       id: sessionId,
@@ -174,9 +172,10 @@ export class SessionDB {
         mkdirSync(directory, { recursive: true, mode: DIR_MODE });
       }
       writeFileSync(paths.gitkeep, "", { mode: FILE_MODE });
-      writeFileAtomicSync(paths.meta, dumpsPython(meta));
+      // meta.json makes the session exist; a crash before the registry write is repaired by the next getSession.
+      await writeFileAtomic(paths.meta, dumpsPython(meta));
       const entry = registryEntryFromMeta(meta);
-      this.registry.update((entries) => {
+      await this.registry.update((entries) => {
         entries[sessionId] = entry;
       });
       return { ...entry };
@@ -187,17 +186,41 @@ export class SessionDB {
     }
   }
 
+  /** mkdir without `recursive` is the atomic claim on an id; false when the directory exists. */
+  private claim(paths: SessionPaths): boolean {
+    try {
+      mkdirSync(paths.dir, { mode: DIR_MODE });
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+      throw new StoreWriteError(paths.dir, error);
+    }
+  }
+
+  /**
+   * The directory exists: true once its meta.json appears (another caller
+   * created the session); false when it never does (a create that crashed, whose
+   * leftovers this caller may take over).
+   */
+  private async createdByOther(paths: SessionPaths): Promise<boolean> {
+    const deadline = Date.now() + CREATE_WAIT_MS;
+    while (!existsSync(paths.meta)) {
+      if (Date.now() > deadline) return false;
+      await new Promise((resolveWait) => setTimeout(resolveWait, 10));
+    }
+    return true;
+  }
+
   /** The registry entry of a session, or null. */
   async getSession(sessionId: string): Promise<SessionRecord | null> {
     const paths = this.paths(sessionId);
-    const entries = this.registryEntries();
+    const entries = await this.registryEntries();
     const entry = entries[sessionId];
     if (entry) return { ...entry };
     if (!existsSync(paths.meta)) return null;
     // On disk but missing from the registry (written by a crashed create): add it back.
-    const meta = this.readMetaSync(sessionId);
-    const rebuilt = registryEntryFromMeta(meta);
-    this.registry.update((all) => {
+    const rebuilt = registryEntryFromMeta(this.readMetaSync(sessionId));
+    await this.registry.update((all) => {
       all[sessionId] ??= rebuilt;
     });
     return { ...rebuilt };
@@ -231,7 +254,7 @@ export class SessionDB {
   async listSessions(options: ListSessionsOptions = {}): Promise<SessionRecord[]> {
     const offset = Math.max(0, options.offset ?? 0);
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
-    const all = Object.values(this.registryEntries()).filter((entry) => options.includeArchived || !entry.archived);
+    const all = Object.values(await this.registryEntries()).filter((entry) => options.includeArchived || !entry.archived);
     all.sort((a, b) => (b.updated_at ?? 0) - (a.updated_at ?? 0) || a.id.localeCompare(b.id));
     return all.slice(offset, offset + limit).map((entry) => ({ ...entry }));
   }
@@ -242,10 +265,8 @@ export class SessionDB {
     if (!existsSync(paths.meta)) throw new SessionNotFoundError(sessionId);
     if ("id" in patch) throw new InvalidInputError("updateSession cannot change a session's id.");
     const metaPatch = Object.fromEntries(Object.entries(patch).filter(([key]) => META_FIELDS.has(key)));
-    if (Object.keys(metaPatch).length > 0) {
-      this.withSessionLock(sessionId, () => this.writeMeta(sessionId, metaPatch));
-    }
-    const entries = this.registry.update((all) => {
+    if (Object.keys(metaPatch).length > 0) await this.withSessionLock(sessionId, () => this.writeMeta(sessionId, metaPatch));
+    const entries = await this.registry.update((all) => {
       const current = all[sessionId] ?? registryEntryFromMeta(this.readMetaSync(sessionId));
       all[sessionId] = { ...current, ...patch, id: sessionId };
     });
@@ -257,12 +278,13 @@ export class SessionDB {
     const paths = this.paths(sessionId);
     const existed = existsSync(paths.dir);
     let inRegistry = false;
-    this.registry.update((entries) => {
+    await this.registry.update((entries) => {
       inRegistry = sessionId in entries;
       delete entries[sessionId];
     });
     if (existed) rmSync(paths.dir, { recursive: true, force: true });
     this.history.forget(paths);
+    this.preparedState.delete(paths.state);
     return existed || inRegistry;
   }
 
@@ -270,26 +292,16 @@ export class SessionDB {
 
   /** Appends a node with the next seq; moves head_id when it extends the head. */
   async appendNode(sessionId: string, draft: NodeDraft, options: AppendOptions = {}): Promise<SessionNode> {
-    return this.appendNodeSync(sessionId, draft, options);
-  }
-
-  /** Synchronous append, for the core's hot path. */
-  appendNodeSync(sessionId: string, draft: NodeDraft, options: AppendOptions = {}): SessionNode {
     const paths = this.requirePaths(sessionId);
-    return this.withSessionLock(sessionId, () => {
-      const { node, movedHead } = this.history.append(paths, draft, options, () => this.readMetaSync(sessionId));
-      if (movedHead) this.writeMeta(sessionId, { head_id: node.id });
+    return this.withSessionLock(sessionId, async () => {
+      const { node, movedHead } = await this.history.append(paths, draft, options, () => this.readMetaSync(sessionId));
+      if (movedHead) await this.writeMeta(sessionId, { head_id: node.id });
       return node;
     });
   }
 
   /** Replaces output/input/reads and merges metadata of an existing node. */
   async updateNode(sessionId: string, nodeId: string, patch: NodePatch): Promise<SessionNode> {
-    return this.updateNodeSync(sessionId, nodeId, patch);
-  }
-
-  /** Synchronous update, for the core's hot path. */
-  updateNodeSync(sessionId: string, nodeId: string, patch: NodePatch): SessionNode {
     const paths = this.requirePaths(sessionId);
     return this.withSessionLock(sessionId, () => this.history.update(paths, sessionId, nodeId, patch));
   }
@@ -306,11 +318,8 @@ export class SessionDB {
 
   /** Synchronous readHistory, for the core's prompt rendering. */
   readHistorySync(sessionId: string): SessionHistory {
-    const paths = this.requirePaths(sessionId);
-    return this.withSessionLock(sessionId, () => {
-      const state = this.history.refresh(paths);
-      return { nodes: [...orderedNodes(state)], problems: historyProblems(state) };
-    });
+    const state = this.history.refresh(this.requirePaths(sessionId));
+    return { nodes: [...orderedNodes(state)], problems: historyProblems(state) };
   }
 
   /**
@@ -318,11 +327,8 @@ export class SessionDB {
    * order) without copying: the core's prompt rendering reads it on every exec.
    */
   snapshotSync(sessionId: string): { byId: ReadonlyMap<string, SessionNode>; ordered: readonly SessionNode[] } {
-    const paths = this.requirePaths(sessionId);
-    return this.withSessionLock(sessionId, () => {
-      const state = this.history.refresh(paths);
-      return { byId: state.byId, ordered: orderedNodes(state) };
-    });
+    const state = this.history.refresh(this.requirePaths(sessionId));
+    return { byId: state.byId, ordered: orderedNodes(state) };
   }
 
   /** One node by id, or null. */
@@ -332,8 +338,7 @@ export class SessionDB {
 
   /** Fresh id -> node map of a session (shared, read-only). */
   nodeMapSync(sessionId: string): ReadonlyMap<string, SessionNode> {
-    const paths = this.requirePaths(sessionId);
-    return this.withSessionLock(sessionId, () => this.history.refresh(paths).byId);
+    return this.history.refresh(this.requirePaths(sessionId)).byId;
   }
 
   /**
@@ -375,12 +380,12 @@ export class SessionDB {
   async endTurn(sessionId: string, turnId: string, options: EndTurnOptions): Promise<string | null> {
     const paths = this.requirePaths(sessionId);
     try {
-      if (liveTurnLeases(paths, turnId).length === 0) this.interruptUnfinished(sessionId);
+      if (liveTurnLeases(paths, turnId).length === 0) await this.interruptUnfinished(sessionId);
       const sha = await this.commitTurn(sessionId, options.message ?? `turn ${turnId}`);
       const preview = this.previewOf(sessionId);
       const updatedAt = nowSeconds();
-      this.withSessionLock(sessionId, () => this.writeMeta(sessionId, { updated_at: updatedAt }));
-      this.registry.update((entries) => {
+      await this.withSessionLock(sessionId, () => this.writeMeta(sessionId, { updated_at: updatedAt }));
+      await this.registry.update((entries) => {
         const current = entries[sessionId] ?? registryEntryFromMeta(this.readMetaSync(sessionId));
         entries[sessionId] = { ...current, status: options.status, updated_at: updatedAt, ...(preview ? { preview } : {}) };
       });
@@ -392,7 +397,7 @@ export class SessionDB {
 
   /** Sets the registry status of a session. */
   async setStatus(sessionId: string, status: SessionStatus): Promise<void> {
-    this.registry.update((entries) => {
+    await this.registry.update((entries) => {
       const current = entries[sessionId] ?? registryEntryFromMeta(this.readMetaSync(sessionId));
       entries[sessionId] = { ...current, status };
     });
@@ -401,10 +406,10 @@ export class SessionDB {
   /**
    * A session whose status says a turn is running, but whose turn processes
    * are all gone, was left by a crash: its unfinished nodes become
-   * "interrupted" and its status "idle". Returns true when it recovered one.
+   * "interrupted" and its status "idle". Resolves to true when it recovered one.
    */
-  recoverIfAbandoned(sessionId: string): boolean {
-    const entry = this.registryEntries()[sessionId];
+  async recoverIfAbandoned(sessionId: string): Promise<boolean> {
+    const entry = (await this.registry.read())[sessionId];
     return entry ? this.recoverEntry(entry) : false;
   }
 
@@ -413,30 +418,32 @@ export class SessionDB {
     this.history.forget(this.paths(sessionId));
   }
 
-  /** Runs a synchronous section under the session's store lock (for repairs). */
-  withSessionLockSync<T>(sessionId: string, section: () => T): T {
-    return this.withSessionLock(sessionId, section);
+  /** Runs a section under the session's store lock (for repairs): no other writer in any process runs meanwhile. */
+  async withSessionLock<T>(sessionId: string, section: () => Promise<T>): Promise<T> {
+    const paths = this.paths(sessionId);
+    this.ensureStateDir(paths);
+    return withLock(paths.lock, section, SESSION_LOCK);
   }
 
   /** Reads and changes the registry under its lock (for repairs). */
-  updateRegistry(mutate: (entries: Record<string, SessionRecord>) => void): Record<string, SessionRecord> {
+  async updateRegistry(mutate: (entries: Record<string, SessionRecord>) => void): Promise<Record<string, SessionRecord>> {
     return this.registry.update(mutate);
   }
 
   // ---- internals --------------------------------------------------------
 
   /** Registry entries, with crash leftovers recovered first. */
-  private registryEntries(): Record<string, SessionRecord> {
-    let entries = this.registry.read();
+  private async registryEntries(): Promise<Record<string, SessionRecord>> {
+    let entries = await this.registry.read();
     let recovered = false;
     for (const entry of Object.values(entries)) {
-      if (entry.status === "running" || entry.status === "needs_input") recovered = this.recoverEntry(entry) || recovered;
+      if (entry.status === "running" || entry.status === "needs_input") recovered = (await this.recoverEntry(entry)) || recovered;
     }
-    if (recovered) entries = this.registry.read();
+    if (recovered) entries = await this.registry.read();
     return entries;
   }
 
-  private recoverEntry(entry: SessionRecord): boolean {
+  private async recoverEntry(entry: SessionRecord): Promise<boolean> {
     if (entry.status !== "running" && entry.status !== "needs_input") return false;
     let paths: SessionPaths;
     try {
@@ -446,8 +453,8 @@ export class SessionDB {
     }
     if (!existsSync(paths.meta) || liveTurnLeases(paths).length > 0) return false;
     try {
-      this.interruptUnfinished(entry.id);
-      this.registry.update((entries) => {
+      await this.interruptUnfinished(entry.id);
+      await this.registry.update((entries) => {
         const current = entries[entry.id];
         if (current && (current.status === "running" || current.status === "needs_input")) {
           entries[entry.id] = { ...current, status: "idle" };
@@ -461,21 +468,21 @@ export class SessionDB {
     }
   }
 
-  private interruptUnfinished(sessionId: string): void {
+  private async interruptUnfinished(sessionId: string): Promise<void> {
     const paths = this.paths(sessionId);
-    this.withSessionLock(sessionId, () => {
-      const state = this.history.refresh(paths);
-      for (const node of orderedNodes(state)) {
+    await this.withSessionLock(sessionId, async () => {
+      const unfinished = orderedNodes(this.history.refresh(paths)).filter((node) => {
         const status = node.metadata.status;
-        if (typeof status === "string" && UNFINISHED_STATUSES.has(status)) {
-          this.history.update(paths, sessionId, node.id, { metadata: { status: "interrupted", interrupted_at: nowSeconds() } });
-        }
+        return typeof status === "string" && UNFINISHED_STATUSES.has(status);
+      });
+      for (const node of unfinished) {
+        await this.history.update(paths, sessionId, node.id, { metadata: { status: "interrupted", interrupted_at: nowSeconds() } });
       }
     });
   }
 
   private previewOf(sessionId: string): string | undefined {
-    const nodes = this.readHistorySync(sessionId).nodes;
+    const nodes = this.snapshotSync(sessionId).ordered;
     for (let index = nodes.length - 1; index >= 0; index--) {
       const node = nodes[index] as SessionNode;
       if (node.caller !== "") continue;
@@ -485,18 +492,11 @@ export class SessionDB {
     return undefined;
   }
 
-  private writeMeta(sessionId: string, patch: Partial<SessionMeta>): void {
+  /** Merges fields into meta.json; call under the session lock. */
+  private async writeMeta(sessionId: string, patch: Partial<SessionMeta>): Promise<void> {
     const meta = { ...this.readMetaSync(sessionId), ...patch };
-    writeFileAtomicSync(this.paths(sessionId).meta, dumpsPython(meta));
+    await writeFileAtomic(this.paths(sessionId).meta, dumpsPython(meta));
   }
-
-  private withSessionLock<T>(sessionId: string, section: () => T): T {
-    const paths = this.paths(sessionId);
-    this.ensureStateDir(paths);
-    return withLockSync(paths.lock, section);
-  }
-
-  private readonly preparedState = new Set<string>();
 
   /** `.state/` is ours; sessions written by the Python store do not have it yet. */
   private ensureStateDir(paths: SessionPaths): void {

@@ -45,30 +45,51 @@ export async function withLock<T>(lockPath: string, section: () => Promise<T>, o
 }
 
 async function runLocked<T>(lockPath: string, section: () => Promise<T>, options: LockOptions): Promise<T> {
-  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
-  let delayMs = 1;
-  while (!tryAcquire(lockPath, options.staleMs ?? 120_000)) {
-    if (Date.now() > deadline) throw new StoreLockTimeoutError(lockPath, describeHolder(lockPath));
-    await new Promise((resolve) => setTimeout(resolve, delayMs));
-    delayMs = Math.min(delayMs * 2, 10);
-  }
+  const lock = await acquireLockFile(lockPath, options);
   try {
     return await section();
   } finally {
-    release(lockPath);
+    lock.release();
   }
 }
 
+/** A lock file this process created and may remove. */
+export interface AcquiredLock {
+  path: string;
+  /** What the file holds (`pid host token`): proof it is still ours. */
+  content: string;
+  release(): void;
+}
+
+/**
+ * Creates the lock file, waiting for other processes (and breaking a stale
+ * lock) without blocking the event loop. `onWait` runs each time it has to
+ * wait, so the caller can tell the holder it is wanted.
+ */
+export async function acquireLockFile(lockPath: string, options: LockOptions & { onWait?: () => void } = {}): Promise<AcquiredLock> {
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  let delayMs = 0.5;
+  for (;;) {
+    const content = tryAcquire(lockPath, options.staleMs ?? 120_000);
+    if (content !== null) return { path: lockPath, content, release: () => release(lockPath) };
+    if (Date.now() > deadline) throw new StoreLockTimeoutError(lockPath, describeHolder(lockPath));
+    options.onWait?.();
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    delayMs = Math.min(delayMs * 2, 10);
+  }
+}
+
+/** Creates the lock file; returns its content, or null when another holds it. */
 function tryAcquire(lockPath: string, staleMs: number): string | null {
-  const token = randomHex(12);
+  const content = `${PID} ${HOST} ${randomHex(12)}\n`;
   try {
     const fd = openSync(lockPath, "wx", FILE_MODE);
     try {
-      writeSync(fd, `${PID} ${HOST} ${token}\n`);
+      writeSync(fd, content);
     } finally {
       closeSync(fd);
     }
-    return token;
+    return content;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== "EEXIST") throw new StoreWriteError(lockPath, error);

@@ -6,6 +6,7 @@ import { dumpsPython } from "../json/python-json.js";
 import { DIR_MODE, FILE_MODE, writeFileAtomic } from "./atomic-file.js";
 import { defaultSessionsRoot } from "./default-root.js";
 import { withLock } from "./file-lock.js";
+import { withLeasedLock } from "./lease-lock.js";
 import { commitAll, readLog } from "./git-repo.js";
 import { historyProblems, HistoryFiles, nowSeconds, orderedNodes } from "./history.js";
 import { SessionPaths } from "./layout.js";
@@ -63,7 +64,7 @@ export interface EndTurnOptions {
 const UNFINISHED_STATUSES = new Set(["running", "waiting"]);
 /** Registry fields that belong to meta.json as well, and stay in step there. */
 const META_FIELDS = new Set(["title", "agent_id", "source"]);
-/** A session lock is held for a few durable writes; one older than this was left by a killed process. */
+/** A session lock's holder touches it every 2 s while it holds it; one untouched this long was left by a killed process. */
 const SESSION_LOCK = { staleMs: 10_000, timeoutMs: 30_000 };
 /** How long to wait for another process to finish creating a session it has claimed. */
 const CREATE_WAIT_MS = 2_000;
@@ -422,7 +423,7 @@ export class SessionDB {
   async withSessionLock<T>(sessionId: string, section: () => Promise<T>): Promise<T> {
     const paths = this.paths(sessionId);
     this.ensureStateDir(paths);
-    return withLock(paths.lock, section, SESSION_LOCK);
+    return withLeasedLock(paths.lock, section, SESSION_LOCK);
   }
 
   /** Reads and changes the registry under its lock (for repairs). */

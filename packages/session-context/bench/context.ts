@@ -1,6 +1,7 @@
 // Context benchmarks (issue 3): sessionContext enter/exit and one agentic call, beside a raw AsyncLocalStorage run.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdtempSync, rmSync } from "node:fs";
+import { open, rename } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { iterations, median, report } from "@openprogram/bench-kit";
@@ -8,6 +9,19 @@ import { agenticFunction, SessionDB, sessionContext } from "../src/index.js";
 import { scriptedRuntime } from "../src/testing/index.js";
 
 const PACKAGE = "@openprogram/session-context";
+const RAW_NODE = JSON.stringify({ id: "0123456789ab", role: "code", name: "design_experiments", output: "reply", metadata: { status: "completed" } });
+
+async function rawDurableWrite(directory: string, name: string, text: string): Promise<void> {
+  const temporary = join(directory, `.${name}.tmp`);
+  const handle = await open(temporary, "w", 0o600);
+  await handle.writeFile(text);
+  await handle.sync();
+  await handle.close();
+  await rename(temporary, join(directory, name));
+  const dirHandle = await open(directory, "r");
+  await dirHandle.sync();
+  await dirHandle.close();
+}
 
 export async function benchContext(): Promise<void> {
   const home = mkdtempSync(join(tmpdir(), "openprogram-bench-context-"));
@@ -43,12 +57,15 @@ export async function benchContext(): Promise<void> {
     );
     const times: number[] = [];
     const rawTimes: number[] = [];
+    const rawDir = mkdtempSync(join(home, "raw-"));
+    let rawIndex = 0;
     // One turn per 50 calls: a realistic history size, and the turn's begin and commit are not per-call costs.
     for (let turn = 0; turn * 50 < calls; turn++) {
       await sessionContext({ db, sessionId: `calls_${turn}`, runtime: scripted.runtime }, async () => {
         for (let index = 0; index < 50 && turn * 50 + index < calls; index++) {
+          // The call's floor: the three durable writes it must make (code node, its update, the llm node), done raw.
           let started = performance.now();
-          await storage.run({ id: "calls" }, noop);
+          for (let write = 0; write < 3; write++) await rawDurableWrite(rawDir, `${rawIndex++}.json`, RAW_NODE);
           rawTimes.push(performance.now() - started);
           started = performance.now();
           await design({ idea: "agent reliability" });
@@ -57,7 +74,7 @@ export async function benchContext(): Promise<void> {
       });
     }
     const callMedian = median(times);
-    report({ package: PACKAGE, metric: "one agentic call with exec (scripted, 3 durable writes)", unit: "ms", median: callMedian, baseline: median(rawTimes), baselineLabel: "raw AsyncLocalStorage.run", target: "<= 1.5 ms", met: callMedian <= 1.5, samples: calls });
+    report({ package: PACKAGE, metric: "one agentic call with exec (scripted, 3 durable writes)", unit: "ms", median: callMedian, baseline: median(rawTimes), baselineLabel: "3 raw durable writes (fs.promises)", target: "<= 1.5 ms", met: callMedian <= 1.5, samples: calls });
   } finally {
     rmSync(home, { recursive: true, force: true });
   }

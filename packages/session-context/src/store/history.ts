@@ -8,6 +8,9 @@ import { nodeFileName, parseNodeFileName, type SessionPaths } from "./layout.js"
 import { reportStoreProblem } from "./registry.js";
 import type { AppendOptions, HistoryProblem, NodeDraft, NodePatch, NodeRole, SessionMeta, SessionNode } from "./types.js";
 
+/** How many sessions' node views stay cached; a dropped view is reloaded from disk on next use. */
+const MAX_CACHED_SESSIONS = 256;
+
 /** Largest serialised node accepted (a node is one JSON file). */
 export const MAX_NODE_BYTES = 64 * 1024 * 1024;
 
@@ -43,11 +46,16 @@ interface HistoryState {
  * (renamed into place) and are journaled after they appear.
  */
 export class HistoryFiles {
+  /** Most recently used last; a long-running server keeps at most MAX_CACHED_SESSIONS views. */
   private readonly states = new Map<string, HistoryState>();
 
   /** Brings the cached view of the session up to date and returns it. */
   refresh(paths: SessionPaths): HistoryState {
     const state = this.states.get(paths.history);
+    if (state) {
+      this.states.delete(paths.history);
+      this.states.set(paths.history, state);
+    }
     const historyMtimeNs = historyMtime(paths);
     if (state) {
       const journalSize = sizeOrZero(paths.journal);
@@ -167,7 +175,17 @@ export class HistoryFiles {
     };
     for (const fileName of readdirSync(paths.history)) this.loadFile(paths, state, fileName);
     this.states.set(paths.history, state);
+    this.evictIdle();
     return state;
+  }
+
+  /** Drops the least recently used views beyond the limit, never one with a write in flight. */
+  private evictIdle(): void {
+    if (this.states.size <= MAX_CACHED_SESSIONS) return;
+    for (const [key, state] of this.states) {
+      if (this.states.size <= MAX_CACHED_SESSIONS) break;
+      if (state.writing === 0) this.states.delete(key);
+    }
   }
 
   private applyJournal(paths: SessionPaths, state: HistoryState, journalSize: number): void {

@@ -145,8 +145,9 @@ describe("nodes", () => {
       process.execPath,
       [
         "-e",
-        `const fs=require("fs");let seen=0,bad=0;const end=Date.now()+4000;
-         while(Date.now()<end){for(const f of fs.readdirSync(process.argv[1])){if(!/^\\d{4,}-.-.*\\.json$/.test(f))continue;
+        `const fs=require("fs");let seen=0,bad=0;const end=Date.now()+30000;
+         const pause=new Int32Array(new SharedArrayBuffer(4));
+         while(Date.now()<end){Atomics.wait(pause,0,0,1);for(const f of fs.readdirSync(process.argv[1])){if(!/^\\d{4,}-.-.*\\.json$/.test(f))continue;
          try{JSON.parse(fs.readFileSync(process.argv[1]+"/"+f,"utf8"));seen++}catch(e){if(e.code!=="ENOENT")bad++}}
          if(fs.existsSync(process.argv[1]+"/../done"))break}
          process.stdout.write(JSON.stringify({seen,bad}))`,
@@ -156,8 +157,8 @@ describe("nodes", () => {
     );
     let output = "";
     reader.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    const big = "x".repeat(512 * 1024);
-    for (let index = 0; index < 30; index++) {
+    const big = "x".repeat(256 * 1024);
+    for (let index = 0; index < 20; index++) {
       const node = await store.db.appendNode("atomic", { role: "code", name: "big", input: { big }, metadata: { status: "running" } });
       await store.db.updateNode("atomic", node.id, { output: big, metadata: { status: "completed" } });
     }
@@ -166,7 +167,7 @@ describe("nodes", () => {
     const result = JSON.parse(output) as { seen: number; bad: number };
     expect(result.bad).toBe(0);
     expect(result.seen).toBeGreaterThan(0);
-  });
+  }, 120_000);
 });
 
 describe("bad input", () => {

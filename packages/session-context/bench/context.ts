@@ -1,27 +1,17 @@
 // Context benchmarks (issue 3): sessionContext enter/exit and one agentic call, beside a raw AsyncLocalStorage run.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdtempSync, rmSync } from "node:fs";
-import { open, rename } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { iterations, median, report } from "@openprogram/bench-kit";
 import { agenticFunction, SessionDB, sessionContext } from "../src/index.js";
 import { scriptedRuntime } from "../src/testing/index.js";
+import { rawDurableWriteAsync } from "./raw-writes.js";
 
 const PACKAGE = "@openprogram/session-context";
 const RAW_NODE = JSON.stringify({ id: "0123456789ab", role: "code", name: "design_experiments", output: "reply", metadata: { status: "completed" } });
 
-async function rawDurableWrite(directory: string, name: string, text: string): Promise<void> {
-  const temporary = join(directory, `.${name}.tmp`);
-  const handle = await open(temporary, "w", 0o600);
-  await handle.writeFile(text);
-  await handle.sync();
-  await handle.close();
-  await rename(temporary, join(directory, name));
-  const dirHandle = await open(directory, "r");
-  await dirHandle.sync();
-  await dirHandle.close();
-}
+
 
 export async function benchContext(): Promise<void> {
   const home = mkdtempSync(join(tmpdir(), "openprogram-bench-context-"));
@@ -65,7 +55,7 @@ export async function benchContext(): Promise<void> {
         for (let index = 0; index < 50 && turn * 50 + index < calls; index++) {
           // The call's floor: the three durable writes it must make (code node, its update, the llm node), done raw.
           let started = performance.now();
-          for (let write = 0; write < 3; write++) await rawDurableWrite(rawDir, `${rawIndex++}.json`, RAW_NODE);
+          for (let write = 0; write < 3; write++) await rawDurableWriteAsync(rawDir, `${rawIndex++}.json`, RAW_NODE);
           rawTimes.push(performance.now() - started);
           started = performance.now();
           await design({ idea: "agent reliability" });

@@ -1,38 +1,16 @@
 // Store benchmarks (issue 2): each figure beside a raw baseline from the same run.
 import { execFileSync } from "node:child_process";
-import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { open, rename } from "node:fs/promises";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { iterations, median, report, sample } from "@openprogram/bench-kit";
 import { SessionDB } from "../src/index.js";
 import { dumpsPython } from "../src/json/python-json.js";
+import { rawDurableWrite, rawDurableWriteAsync } from "./raw-writes.js";
 
 const PACKAGE = "@openprogram/session-context";
 
-function rawDurableWrite(directory: string, name: string, text: string): void {
-  const temporary = join(directory, `.${name}.tmp`);
-  const fd = openSync(temporary, "w", 0o600);
-  writeFileSync(fd, text);
-  fsyncSync(fd);
-  closeSync(fd);
-  renameSync(temporary, join(directory, name));
-  const dirFd = openSync(directory, "r");
-  fsyncSync(dirFd);
-  closeSync(dirFd);
-}
 
-async function rawDurableWriteAsync(directory: string, name: string, text: string): Promise<void> {
-  const temporary = join(directory, `.${name}.tmp`);
-  const handle = await open(temporary, "w", 0o600);
-  await handle.writeFile(text);
-  await handle.sync();
-  await handle.close();
-  await rename(temporary, join(directory, name));
-  const dirHandle = await open(directory, "r");
-  await dirHandle.sync();
-  await dirHandle.close();
-}
 
 function node(seq: number): Record<string, unknown> {
   return {

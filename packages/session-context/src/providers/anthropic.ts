@@ -1,14 +1,11 @@
 import type AnthropicClient from "@anthropic-ai/sdk";
 import { CancelledError, ProviderError } from "../errors.js";
 import { requestSignal } from "./request-signal.js";
+import { sdkClientOptions, type HttpProviderOptions } from "./sdk-client-options.js";
 import type { ChatMessage, CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
 
 /** Settings of the Anthropic provider. */
-export interface AnthropicProviderOptions {
-  apiKey: string;
-  baseUrl?: string;
-  timeoutMs?: number;
-  maxRetries?: number;
+export interface AnthropicProviderOptions extends HttpProviderOptions {
   /** The Messages API requires max_tokens; used when the request sets none. */
   defaultMaxTokens?: number;
 }
@@ -21,16 +18,7 @@ export class AnthropicProvider implements ModelProvider {
 
   async complete(request: ModelRequest, options: CompleteOptions): Promise<ModelResponse> {
     const Anthropic = await loadSdk();
-    const client = new Anthropic({
-      apiKey: this.options.apiKey,
-      ...(this.options.baseUrl ? { baseURL: this.options.baseUrl } : {}),
-      maxRetries: this.options.maxRetries ?? 2,
-      timeout: this.options.timeoutMs ?? 600_000,
-      fetch: async (url: string | URL | Request, init?: RequestInit) => {
-        if (typeof init?.body === "string") options.onRequestBody?.(init.body);
-        return fetch(url, init);
-      },
-    });
+    const client = new Anthropic(sdkClientOptions(this.options, options.onRequestBody));
     const system = request.messages.filter((message) => message.role === "system").map((message) => message.content);
     const linked = requestSignal(options.signal);
     try {

@@ -2,16 +2,11 @@ import type OpenAIClient from "openai";
 import { CancelledError, ProviderError } from "../errors.js";
 import { chatCompletionsBody } from "./openai-body.js";
 import { requestSignal } from "./request-signal.js";
+import { sdkClientOptions, type HttpProviderOptions } from "./sdk-client-options.js";
 import type { CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
 
-/** Settings of the OpenAI-compatible provider. */
-export interface OpenAIProviderOptions {
-  apiKey: string;
-  /** Any OpenAI-compatible server: Ollama, vLLM, llama.cpp server, a proxy. */
-  baseUrl?: string;
-  timeoutMs?: number;
-  maxRetries?: number;
-}
+/** Settings of the OpenAI-compatible provider; `baseUrl` reaches any OpenAI-compatible server. */
+export type OpenAIProviderOptions = HttpProviderOptions;
 
 /** Chat completions through the official `openai` package. */
 export class OpenAIChatProvider implements ModelProvider {
@@ -21,17 +16,7 @@ export class OpenAIChatProvider implements ModelProvider {
 
   async complete(request: ModelRequest, options: CompleteOptions): Promise<ModelResponse> {
     const OpenAI = await loadSdk();
-    // A client per request lets the fetch hook see exactly this request's body bytes.
-    const client = new OpenAI({
-      apiKey: this.options.apiKey,
-      ...(this.options.baseUrl ? { baseURL: this.options.baseUrl } : {}),
-      maxRetries: this.options.maxRetries ?? 2,
-      timeout: this.options.timeoutMs ?? 600_000,
-      fetch: async (url: string | URL | Request, init?: RequestInit) => {
-        if (typeof init?.body === "string") options.onRequestBody?.(init.body);
-        return fetch(url, init);
-      },
-    });
+    const client = new OpenAI(sdkClientOptions(this.options, options.onRequestBody));
     const linked = requestSignal(options.signal);
     try {
       const completion = await client.chat.completions.create(chatCompletionsBody(request), { signal: linked.signal });

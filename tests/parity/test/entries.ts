@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createDispatcher } from "@openprogram/dispatcher";
+import { createDispatcher, type Dispatcher } from "@openprogram/dispatcher";
 import { runInChild } from "@openprogram/process-runner";
 import {
   createRuntime,
@@ -138,10 +138,16 @@ async function runThroughChild(workspace: Workspace, step: Step, sessionId: stri
 async function runThroughCli(workspace: Workspace, step: Step, sessionId: string | undefined): Promise<StepOutcome> {
   const answers = join(workspace.home, `answers-${Date.now()}-${Math.random().toString(16).slice(2)}.json`);
   writeFileSync(answers, JSON.stringify(step.answers));
-  const args = [CLI_BIN, "run", `${REFERENCE_PROGRAM}#${step.exportName}`, "--input", JSON.stringify(step.input), "--answers", answers, "--json"];
+  const args = ["run", `${REFERENCE_PROGRAM}#${step.exportName}`, "--input", JSON.stringify(step.input), "--answers", answers, "--json"];
   if (sessionId) args.push("--session", sessionId);
+  const parsed = await runCliJson<{ session_id: string; created: boolean; result: unknown }>(args, { env: workspace.env });
+  return { sessionId: parsed.session_id, created: parsed.created, result: parsed.result };
+}
+
+/** Runs the built `openprogram` binary with `--json` output and parses it; a non-zero exit is an error with its output. */
+export async function runCliJson<T>(args: string[], options: { env: NodeJS.ProcessEnv; cwd?: string }): Promise<T> {
   const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, args, { env: workspace.env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI_BIN, ...args], { env: options.env, cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
     child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
@@ -149,9 +155,8 @@ async function runThroughCli(workspace: Workspace, step: Step, sessionId: string
     child.on("error", reject);
     child.on("close", (exitCode) => resolve({ code: exitCode, stdout: out, stderr: err }));
   });
-  if (code !== 0) throw new Error(`openprogram run exited ${code}:\n${stderr}\n${stdout}`);
-  const parsed = JSON.parse(stdout) as { session_id: string; created: boolean; result: unknown };
-  return { sessionId: parsed.session_id, created: parsed.created, result: parsed.result };
+  if (code !== 0) throw new Error(`openprogram ${args[0] ?? ""} exited ${code}:\n${stderr}\n${stdout}`);
+  return JSON.parse(stdout) as T;
 }
 
 interface Frame {
@@ -159,31 +164,50 @@ interface Frame {
   [field: string]: unknown;
 }
 
-async function runThroughDispatcher(workspace: Workspace, step: Step, sessionId: string | undefined): Promise<StepOutcome> {
-  const fn = await loadExport(step.exportName);
-  const dispatcher = await createDispatcher({ db: workspace.db, runtime: workspace.runtime, port: 0, programs: { [fn.agentic.name]: fn } });
+/** What a turn over the WebSocket reported. */
+export interface SocketTurn {
+  sessionId: string;
+  created: boolean;
+  result: unknown;
+}
+
+/**
+ * One turn over a real WebSocket, as the web page does it: sends `frame`,
+ * answers each question with the next of `answers` (declining when none is
+ * left), and resolves on turn_done; turn_failed or an error frame rejects.
+ */
+export async function turnOverWebSocket(dispatcher: Dispatcher, frame: Record<string, unknown>, answers: readonly string[]): Promise<SocketTurn> {
   const socket = new WebSocket(`${dispatcher.url.replace(/^http/, "ws")}/ws`, { headers: { origin: dispatcher.url } });
   try {
     await new Promise<void>((resolve, reject) => {
       socket.once("open", () => resolve());
       socket.once("error", reject);
     });
-    const answers = [...step.answers];
-    return await new Promise<StepOutcome>((resolve, reject) => {
+    const remaining = [...answers];
+    return await new Promise<SocketTurn>((resolve, reject) => {
       let announced: { sessionId: string; created: boolean } | null = null;
       socket.on("message", (data: Buffer) => {
-        const frame = JSON.parse(data.toString()) as Frame;
-        if (frame.type === "session") announced = { sessionId: frame.session_id as string, created: frame.created as boolean };
-        else if (frame.type === "question") {
-          const value = answers.shift();
-          socket.send(JSON.stringify(value === undefined ? { type: "decline", question_id: frame.question_id } : { type: "answer", question_id: frame.question_id, value }));
-        } else if (frame.type === "turn_done" && announced) resolve({ ...announced, result: frame.result });
-        else if (frame.type === "turn_failed" || frame.type === "error") reject(new Error(`dispatcher: ${JSON.stringify(frame)}`));
+        const received = JSON.parse(data.toString()) as Frame;
+        if (received.type === "session") announced = { sessionId: received.session_id as string, created: received.created as boolean };
+        else if (received.type === "question") {
+          const value = remaining.shift();
+          socket.send(JSON.stringify(value === undefined ? { type: "decline", question_id: received.question_id } : { type: "answer", question_id: received.question_id, value }));
+        } else if (received.type === "turn_done" && announced) resolve({ ...announced, result: received.result });
+        else if (received.type === "turn_failed" || received.type === "error") reject(new Error(`dispatcher: ${JSON.stringify(received)}`));
       });
-      socket.send(JSON.stringify({ type: "run", program: fn.agentic.name, input: step.input, ...(sessionId ? { session_id: sessionId } : {}) }));
+      socket.send(JSON.stringify(frame));
     });
   } finally {
     socket.close();
+  }
+}
+
+async function runThroughDispatcher(workspace: Workspace, step: Step, sessionId: string | undefined): Promise<StepOutcome> {
+  const fn = await loadExport(step.exportName);
+  const dispatcher = await createDispatcher({ db: workspace.db, runtime: workspace.runtime, port: 0, programs: { [fn.agentic.name]: fn } });
+  try {
+    return await turnOverWebSocket(dispatcher, { type: "run", program: fn.agentic.name, input: step.input, ...(sessionId ? { session_id: sessionId } : {}) }, step.answers);
+  } finally {
     await dispatcher.close();
   }
 }

@@ -2,21 +2,17 @@
 // run from the CLI binary, from runResearch in code and through the
 // dispatcher over a real WebSocket send byte-identical requests, each stage's
 // doc as its system message, record the same DAG and write the same artifacts.
-import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
 import { createDispatcher } from "@openprogram/dispatcher";
 import { researchProgram, runResearch } from "@openprogram/research";
 import { createScriptedAsker, SessionDB } from "@openprogram/session-context";
 import { beforeAll, describe, expect, it } from "vitest";
-import WebSocket from "ws";
 import { MODEL_STAGE_DOCS, researchModel, stageOf } from "../../../packages/research/test/helpers/research-model.js";
 import { dagShape, type NodeShape } from "./dag-shape.js";
-import { createWorkspace, type Workspace } from "./entries.js";
+import { createWorkspace, runCliJson, turnOverWebSocket, type Workspace } from "./entries.js";
 
 type ResearchEntry = "code" | "cli" | "dispatcher";
-const CLI_BIN = fileURLToPath(new URL("../../../packages/cli/dist/bin.js", import.meta.url));
 
 interface ResearchStep {
   task: string;
@@ -72,61 +68,29 @@ async function step(entry: ResearchEntry, workspace: Workspace, index: number, s
     }
   }
   if (entry === "cli") {
-    const args = [CLI_BIN, "research", current.task, "--json"];
+    const args = ["research", current.task, "--json"];
     if (current.interactive) {
       const answers = join(workspace.home, `answers-${index}.json`);
       writeFileSync(answers, JSON.stringify(current.answers));
       args.push("--interactive", "--answers", answers);
     }
     if (sessionId) args.push("--session", sessionId);
-    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, args, { cwd: workspace.home, env: workspace.env, stdio: ["ignore", "pipe", "pipe"] });
-      let out = "";
-      let err = "";
-      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-      child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-      child.on("error", reject);
-      child.on("close", (exitCode) => resolve({ code: exitCode, stdout: out, stderr: err }));
-    });
-    if (code !== 0) throw new Error(`openprogram research exited ${code}:\n${stderr}`);
-    const parsed = JSON.parse(stdout) as { session_id: string; created: boolean; status: string; work_dir: string };
+    const parsed = await runCliJson<{ session_id: string; created: boolean; status: string; work_dir: string }>(args, { env: workspace.env, cwd: workspace.home });
     expect(parsed.work_dir).toBe(workDirOf(parsed.session_id));
     return { sessionId: parsed.session_id, created: parsed.created, status: parsed.status, workDir: parsed.work_dir };
   }
   // What `openprogram serve` registers: the client names the task, the server places the files.
   const webRoot = join(workspace.home, "research");
   const dispatcher = await createDispatcher({ db: workspace.db, runtime: workspace.runtime, port: 0, programs: { research: researchProgram({ workDirRoot: webRoot }) } });
-  const socket = new WebSocket(`${dispatcher.url.replace(/^http/, "ws")}/ws`, { headers: { origin: dispatcher.url } });
   try {
-    await new Promise<void>((resolve, reject) => {
-      socket.once("open", () => resolve());
-      socket.once("error", reject);
-    });
-    const answers = [...current.answers];
-    return await new Promise<StepResult>((resolve, reject) => {
-      let announced: { sessionId: string; created: boolean } | null = null;
-      socket.on("message", (data: Buffer) => {
-        const frame = JSON.parse(data.toString()) as Record<string, unknown>;
-        if (frame.type === "session") announced = { sessionId: frame.session_id as string, created: frame.created as boolean };
-        else if (frame.type === "question") {
-          // The answer a person gives in the page's dialog.
-          const value = answers.shift();
-          socket.send(JSON.stringify(value === undefined ? { type: "decline", question_id: frame.question_id } : { type: "answer", question_id: frame.question_id, value }));
-        } else if (frame.type === "turn_done" && announced) {
-          resolve({ ...announced, status: (frame.result as { status?: string } | null)?.status ?? "completed", workDir: join(webRoot, announced.sessionId) });
-        } else if (frame.type === "turn_failed" || frame.type === "error") reject(new Error(`dispatcher: ${JSON.stringify(frame)}`));
-      });
-      socket.send(
-        JSON.stringify({
-          type: "run",
-          program: "research",
-          input: { task: current.task, interactive: current.interactive },
-          ...(sessionId ? { session_id: sessionId } : {}),
-        }),
-      );
-    });
+    // The answers are what a person gives in the page's dialog.
+    const turn = await turnOverWebSocket(
+      dispatcher,
+      { type: "run", program: "research", input: { task: current.task, interactive: current.interactive }, ...(sessionId ? { session_id: sessionId } : {}) },
+      current.answers,
+    );
+    return { sessionId: turn.sessionId, created: turn.created, status: (turn.result as { status?: string } | null)?.status ?? "completed", workDir: join(webRoot, turn.sessionId) };
   } finally {
-    socket.close();
     await dispatcher.close();
   }
 }

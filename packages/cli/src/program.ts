@@ -110,7 +110,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
     .option("--port <port>", "port, 0 for any free one (env OPENPROGRAM_PORT; default 8787)")
     .option("--token <token>", "require this bearer token from clients (env OPENPROGRAM_TOKEN)")
     .option("--allowed-origin <origin>", "allow browser connections from this origin (repeatable; env OPENPROGRAM_ALLOWED_ORIGINS)", collect, undefined)
-    .option("--program <module#export>", "also serve this agentic function (repeatable)", collect, undefined)
+    .option("--program <module#export>", "also serve this agentic function (repeatable; env OPENPROGRAM_PROGRAMS, comma-separated)", collect, undefined)
     .option("--isolate", "run each --program in a child process through the process runner")
     .option("--grace-ms <ms>", "on SIGTERM/SIGINT, wait this long before cancelling running turns (env OPENPROGRAM_SHUTDOWN_GRACE_MS; default 10000)")
     .option("--sessions-root <dir>", "where sessions live (env OPENPROGRAM_HOME/sessions)")

@@ -77,6 +77,13 @@ describe("openprogram serve", () => {
     expect(result.code).toBe(0);
   });
 
+  it("takes its programs from OPENPROGRAM_PROGRAMS when no --program is given (for service managers)", async () => {
+    const { child, run, start } = await startServe([], home.env({ OPENPROGRAM_PROGRAMS: `${program("summarize.mjs")}#summarize, ${program("where-am-i.mjs")}#whereAmI` }));
+    expect(start.programs).toEqual(expect.arrayContaining(["research", "summarize", "where_am_i"]));
+    child.kill("SIGTERM");
+    expect((await run).code).toBe(0);
+  });
+
   it("--isolate runs each --program in a child process", async () => {
     const { child, run, start } = await startServe(["--isolate", "--program", `${program("where-am-i.mjs")}#whereAmI`], home.env());
     expect(start.programs).toEqual(expect.arrayContaining(["research", "where_am_i"]));

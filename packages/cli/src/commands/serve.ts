@@ -63,7 +63,7 @@ async function loadPrograms(flags: ServeCommandFlags, cwd: string): Promise<Reco
   const programs: Record<string, ProgramEntry> = { [RESEARCH_PROGRAM]: research.researchProgram({ workDirRoot: join(cwd, "research") }) };
   const origins: Record<string, string> = { [RESEARCH_PROGRAM]: "the built-in research program" };
   const runner = flags.isolate ? await loadProcessRunner() : null;
-  for (const raw of flags.program ?? []) {
+  for (const raw of programSpecs(flags)) {
     const spec = parseProgramSpec(raw, cwd);
     // Loaded here even with --isolate: a bad module fails at start, not at its first run, and its declared name and doc label it.
     const program = await loadProgram(spec, cwd);
@@ -78,4 +78,17 @@ async function loadPrograms(flags: ServeCommandFlags, cwd: string): Promise<Reco
       : program.fn;
   }
   return programs;
+}
+
+/**
+ * The programs to serve: `--program` flags, else OPENPROGRAM_PROGRAMS
+ * (comma-separated `module#export`), so a service manager can configure them
+ * through the environment alone.
+ */
+function programSpecs(flags: ServeCommandFlags): string[] {
+  if (flags.program && flags.program.length > 0) return flags.program;
+  return (process.env.OPENPROGRAM_PROGRAMS ?? "")
+    .split(",")
+    .map((spec) => spec.trim())
+    .filter((spec) => spec !== "");
 }

@@ -53,9 +53,10 @@ export async function benchContext(): Promise<void> {
     for (let turn = 0; turn * 50 < calls; turn++) {
       await sessionContext({ db, sessionId: `calls_${turn}`, runtime: scripted.runtime }, async () => {
         for (let index = 0; index < 50 && turn * 50 + index < calls; index++) {
-          // The call's floor: the three durable writes it must make (code node, its update, the llm node), done raw.
+          // The call's floor: the four durable writes a top-level call makes (its code node, meta.json's head moving
+          // to it, the llm node, the code node's update), done raw.
           let started = performance.now();
-          for (let write = 0; write < 3; write++) await rawDurableWriteAsync(rawDir, `${rawIndex++}.json`, RAW_NODE);
+          for (let write = 0; write < 4; write++) await rawDurableWriteAsync(rawDir, `${rawIndex++}.json`, RAW_NODE);
           rawTimes.push(performance.now() - started);
           started = performance.now();
           await design({ idea: "agent reliability" });
@@ -64,7 +65,7 @@ export async function benchContext(): Promise<void> {
       });
     }
     const callMedian = median(times);
-    report({ package: PACKAGE, metric: "one agentic call with exec (scripted, 3 durable writes)", unit: "ms", median: callMedian, baseline: median(rawTimes), baselineLabel: "3 raw durable writes (fs.promises)", target: "<= 1.5 ms", met: callMedian <= 1.5, samples: calls });
+    report({ package: PACKAGE, metric: "one top-level agentic call with exec (scripted; 4 durable writes)", unit: "ms", median: callMedian, baseline: median(rawTimes), baselineLabel: "4 raw durable writes (fs.promises)", target: "<= 1.5 ms", met: callMedian <= 1.5, samples: calls });
   } finally {
     rmSync(home, { recursive: true, force: true });
   }

@@ -4,10 +4,10 @@
 // imports its own install of the core, and serve answering on its port.
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { findFreePort } from "@openprogram/session-context/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -115,7 +115,7 @@ export const hello = agenticFunction({ name: "hello", doc: "Greet the person war
   });
 
   it("serves: /healthz answers on its port, and SIGTERM exits 0", async () => {
-    const port = await freePort();
+    const port = await findFreePort();
     const server = spawn(bin, ["serve", "--port", String(port)], { cwd: outside, env: { ...env, OPENPROGRAM_PROVIDER: "none" }, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     server.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -138,13 +138,3 @@ export const hello = agenticFunction({ name: "hello", doc: "Greet the person war
   });
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}

@@ -3,11 +3,11 @@
 // consistent, with nothing stuck, and continue with --session.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { doctorSessions, SessionDB } from "@openprogram/session-context";
+import { findFreePort } from "@openprogram/session-context/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 
@@ -23,19 +23,9 @@ const script = join(home, "replies.json");
 writeFileSync(script, JSON.stringify(Array.from({ length: 20_000 }, (_, index) => ({ reply: `done ${index}`, delayMs: 20 }))));
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, OPENPROGRAM_HOME: home, OPENPROGRAM_PROVIDER: "scripted", OPENPROGRAM_SCRIPT: script };
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
 
 async function startServer(): Promise<{ server: ChildProcess; port: number; exited: Promise<unknown> }> {
-  const port = await freePort();
+  const port = await findFreePort();
   const server = spawn(process.execPath, [CLI_BIN, "serve", "--port", String(port), "--program", `${PROGRAM_FILE}#work`], { env, stdio: "ignore" });
   const exited = new Promise((resolve) => server.on("exit", resolve));
   for (let attempt = 0; attempt < 200; attempt++) {

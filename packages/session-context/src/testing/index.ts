@@ -1,5 +1,6 @@
 // @openprogram/session-context/testing: helpers for testing agentic programs.
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ScriptedProvider, type ScriptEntry } from "../providers/scripted.js";
@@ -25,6 +26,21 @@ export function createTempStore(prefix = "openprogram-test-"): TempStore {
   const home = mkdtempSync(join(tmpdir(), prefix));
   const root = join(home, "sessions");
   return { db: new SessionDB({ root }), root, home, cleanup: () => rmSync(home, { recursive: true, force: true }) };
+}
+
+/**
+ * A TCP port free on 127.0.0.1 right now, for starting a server in a child
+ * process (`openprogram serve --port N`); in-process servers should listen on 0.
+ */
+export function findFreePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
 }
 
 /** A runtime over a scripted provider; read `provider.requests` to see what was sent. */

@@ -87,17 +87,6 @@ export class InvalidNodeError extends OpenProgramError {
   readonly code = "invalid_node";
 }
 
-/** A node file on disk that cannot be parsed; the rest of the session still loads. */
-export class CorruptNodeError extends OpenProgramError {
-  readonly code = "corrupt_node";
-  constructor(
-    readonly path: string,
-    detail: string,
-  ) {
-    super(`Corrupt node file ${path}: ${detail}`);
-  }
-}
-
 /** The store could not write (read-only root, full disk, permissions). Nothing already written is touched. */
 export class StoreWriteError extends OpenProgramError {
   readonly code = "store_write_failed";

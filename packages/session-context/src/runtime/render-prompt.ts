@@ -64,7 +64,7 @@ function conversationBefore(source: PromptSource): SessionNode[] {
 }
 
 /** The top-level call a node runs under (the node itself when it is top level). */
-export function topLevelAncestor(nodes: ReadonlyMap<string, SessionNode>, nodeId: string): SessionNode | null {
+function topLevelAncestor(nodes: ReadonlyMap<string, SessionNode>, nodeId: string): SessionNode | null {
   const seen = new Set<string>();
   let node = nodes.get(nodeId) ?? null;
   while (node && node.caller !== "" && !seen.has(node.id)) {

@@ -1,4 +1,3 @@
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { open, rename, unlink, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { StoreWriteError } from "../errors.js";
@@ -11,60 +10,10 @@ export const DIR_MODE = 0o700;
 
 /**
  * Writes `data` so that readers see either the old file or the whole new one:
- * temp file in the same directory, fsync, rename over, fsync the directory.
- * A failure removes the temp file and leaves the old file untouched.
- */
-export function writeFileAtomicSync(path: string, data: string | Uint8Array): void {
-  const directory = dirname(path);
-  // The temp name does not end in .json, so neither store mistakes it for a node.
-  const temporary = join(directory, `.${basename(path)}.tmp-${randomHex(8)}`);
-  let fd: number | undefined;
-  try {
-    fd = openSync(temporary, "wx", FILE_MODE);
-    writeFileSync(fd, data);
-    fsyncSync(fd);
-    closeSync(fd);
-    fd = undefined;
-    renameSync(temporary, path);
-    fsyncDirectory(directory);
-  } catch (error) {
-    if (fd !== undefined) closeQuietly(fd);
-    unlinkQuietly(temporary);
-    throw new StoreWriteError(path, error);
-  }
-}
-
-/** Makes a rename or unlink in `directory` durable. */
-export function fsyncDirectory(directory: string): void {
-  const fd = openSync(directory, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    // already closed or invalid: nothing left to release
-  }
-}
-
-function unlinkQuietly(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // the temp file was never created or is already renamed
-  }
-}
-
-/**
- * The asynchronous `writeFileAtomicSync`: the same temp file, fsync, rename,
- * directory fsync, done on libuv's thread pool, so a server's event loop keeps
- * serving while the disk flushes, and concurrent writers' flushes can be
- * grouped by the file system.
+ * temp file in the same directory, fsync, rename over, fsync the directory. A
+ * failure removes the temp file and leaves the old file untouched. Done on
+ * libuv's thread pool, so a server's event loop keeps serving while the disk
+ * flushes, and concurrent writers' flushes can be grouped by the file system.
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
   const directory = dirname(path);

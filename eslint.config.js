@@ -43,7 +43,15 @@ export const boundaryRules = {
 
 export default tseslint.config(
   {
-    ignores: ["**/dist/**", "**/node_modules/**", "**/.turbo/**", "**/coverage/**", "**/.copy-test-*/**", "tools/lint-fixtures/**", "**/web/vendor/**"],
+    ignores: [
+      "**/dist/**",
+      "**/node_modules/**",
+      "**/.turbo/**",
+      "**/coverage/**",
+      "**/.copy-test-*/**",
+      "tools/lint-fixtures/**",
+      "**/web/vendor/**",
+    ],
   },
   eslint.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
@@ -66,7 +74,12 @@ export default tseslint.config(
   },
   {
     // Outside the core, the boundary holds.
-    files: ["packages/*/src/**/*.ts", "packages/*/test/**/*.ts", "packages/*/bench/**/*.ts", "tools/lint-fixtures/**/*.ts"],
+    files: [
+      "packages/*/src/**/*.ts",
+      "packages/*/test/**/*.ts",
+      "packages/*/bench/**/*.ts",
+      "tools/lint-fixtures/**/*.ts",
+    ],
     ignores: ["packages/session-context/**"],
     rules: boundaryRules,
   },

@@ -5,8 +5,7 @@ import { fileURLToPath } from "node:url";
 import type { ViteUserConfig } from "vitest/config";
 
 const root = fileURLToPath(new URL(".", import.meta.url));
-const packageSource = (name: string, entry = "index.ts"): string =>
-  resolve(root, "packages", name, "src", entry);
+const packageSource = (name: string, entry = "index.ts"): string => resolve(root, "packages", name, "src", entry);
 
 /** Options of a package's test config. */
 export interface SharedTestOptions {
@@ -21,8 +20,14 @@ export function sharedTestConfig(packageDir: string, options: SharedTestOptions 
   return {
     resolve: {
       alias: [
-        { find: "@openprogram/session-context/testing", replacement: packageSource("session-context", "testing/index.ts") },
-        { find: /^@openprogram\/(session-context|dispatcher|process-runner|research|cli)$/, replacement: resolve(root, "packages/$1/src/index.ts") },
+        {
+          find: "@openprogram/session-context/testing",
+          replacement: packageSource("session-context", "testing/index.ts"),
+        },
+        {
+          find: /^@openprogram\/(session-context|dispatcher|process-runner|research|cli)$/,
+          replacement: resolve(root, "packages/$1/src/index.ts"),
+        },
       ],
     },
     test: {

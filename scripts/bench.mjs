@@ -22,7 +22,10 @@ const result = spawnSync("pnpm", ["exec", "turbo", "run", "bench", "--concurrenc
 });
 const seconds = Math.round((Date.now() - started) / 1000);
 const figures = existsSync(reportPath)
-  ? readFileSync(reportPath, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line))
+  ? readFileSync(reportPath, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line))
   : [];
 rmSync(dir, { recursive: true, force: true });
 
@@ -35,7 +38,9 @@ const rows = figures.map((figure) => [
   figure.package.replace("@openprogram/", ""),
   figure.metric,
   format(figure.median, figure.unit),
-  figure.baseline === undefined ? "" : `${format(figure.baseline, figure.unit)} (${figure.baselineLabel ?? "baseline"})`,
+  figure.baseline === undefined
+    ? ""
+    : `${format(figure.baseline, figure.unit)} (${figure.baselineLabel ?? "baseline"})`,
   figure.baseline === undefined ? "" : `${(figure.median / figure.baseline).toFixed(2)}x`,
   figure.target ?? "",
   figure.met === undefined ? "" : figure.met ? "yes" : "**no**",

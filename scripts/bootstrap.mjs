@@ -34,7 +34,15 @@ function ensurePnpm() {
   if (!existsSync(join(toolsBin, "pnpm"))) {
     say(`installing pnpm ${PNPM_VERSION} into .tools/`);
     mkdirSync(join(root, ".tools"), { recursive: true });
-    const status = run("npm", ["install", "--prefix", join(root, ".tools"), "--no-audit", "--no-fund", "--loglevel=error", `pnpm@${PNPM_VERSION}`]);
+    const status = run("npm", [
+      "install",
+      "--prefix",
+      join(root, ".tools"),
+      "--no-audit",
+      "--no-fund",
+      "--loglevel=error",
+      `pnpm@${PNPM_VERSION}`,
+    ]);
     if (status !== 0) throw new Error("Could not install pnpm with npm; check access to the npm registry.");
   }
   env.PATH = `${toolsBin}${delimiter}${env.PATH ?? ""}`;
@@ -59,9 +67,14 @@ function ensureChromium() {
   if (isRoot && existsSync("/usr/bin/apt-get")) {
     say("installing Debian's chromium for the browser test (apt-get install -y chromium)");
     run("apt-get", ["update", "-qq"]);
-    if (run("apt-get", ["install", "-y", "-qq", "chromium"], { env: { ...env, DEBIAN_FRONTEND: "noninteractive" } }) === 0) return;
+    if (
+      run("apt-get", ["install", "-y", "-qq", "chromium"], { env: { ...env, DEBIAN_FRONTEND: "noninteractive" } }) === 0
+    )
+      return;
   }
-  say(`Chromium is not at ${path}: the browser test will fail. Install it (sudo apt-get install -y chromium) or set CHROMIUM_PATH.`);
+  say(
+    `Chromium is not at ${path}: the browser test will fail. Install it (sudo apt-get install -y chromium) or set CHROMIUM_PATH.`,
+  );
 }
 
 function test() {
@@ -69,23 +82,48 @@ function test() {
   ensureDependencies();
   ensureChromium();
   // CI order: build, typecheck, lint, test (turbo orders build first through dependsOn).
-  return run("pnpm", ["exec", "turbo", "run", "build", "typecheck", "//#typecheck:root", "lint", "//#lint:root", "test", "--continue", "--output-logs=new-only"]);
+  return run("pnpm", [
+    "exec",
+    "turbo",
+    "run",
+    "build",
+    "typecheck",
+    "//#typecheck:root",
+    "lint",
+    "//#lint:root",
+    "test",
+    "--continue",
+    "--output-logs=new-only",
+  ]);
 }
 
 function demo(args) {
   ensurePnpm();
   ensureDependencies();
-  if (run("pnpm", ["exec", "turbo", "run", "build", "--filter=@openprogram/cli...", "--output-logs=errors-only"]) !== 0) return 1;
+  if (run("pnpm", ["exec", "turbo", "run", "build", "--filter=@openprogram/cli...", "--output-logs=errors-only"]) !== 0)
+    return 1;
   const demoRoot = join(root, ".demo");
   const demoEnv = { ...env, OPENPROGRAM_HOME: process.env.OPENPROGRAM_HOME ?? join(demoRoot, "home") };
-  const configured = execFileSync(process.execPath, ["--input-type=module", "-e", "import { resolveRuntimeConfig } from '@openprogram/session-context'; try { const r = resolveRuntimeConfig(); process.stdout.write(r.config ? r.config.provider : 'none'); } catch (e) { process.stdout.write('error: ' + e.message); }"], { cwd: join(root, "packages", "cli"), env: demoEnv, encoding: "utf8" });
+  const configured = execFileSync(
+    process.execPath,
+    [
+      "--input-type=module",
+      "-e",
+      "import { resolveRuntimeConfig } from '@openprogram/session-context'; try { const r = resolveRuntimeConfig(); process.stdout.write(r.config ? r.config.provider : 'none'); } catch (e) { process.stdout.write('error: ' + e.message); }",
+    ],
+    { cwd: join(root, "packages", "cli"), env: demoEnv, encoding: "utf8" },
+  );
   if (configured.startsWith("error: ")) {
     say(configured);
     return 2;
   }
   if (configured === "none") {
-    say("No model is configured, so this runs the canned demo: scripted replies from packages/research/demo/replies.json, labelled [canned demo output].");
-    say('To use a real model instead: OPENAI_API_KEY=sk-... npm run demo -- "<task>"   (or OPENAI_BASE_URL=http://localhost:11434/v1 OPENPROGRAM_MODEL=llama3.1 for Ollama)');
+    say(
+      "No model is configured, so this runs the canned demo: scripted replies from packages/research/demo/replies.json, labelled [canned demo output].",
+    );
+    say(
+      'To use a real model instead: OPENAI_API_KEY=sk-... npm run demo -- "<task>"   (or OPENAI_BASE_URL=http://localhost:11434/v1 OPENPROGRAM_MODEL=llama3.1 for Ollama)',
+    );
     demoEnv.OPENPROGRAM_PROVIDER = "scripted";
     demoEnv.OPENPROGRAM_SCRIPT = join(root, "packages", "research", "demo", "replies.json");
   } else {
@@ -94,8 +132,13 @@ function demo(args) {
   const task = args.join(" ").trim() || "Survey how to make LLM agents reliable, then propose and write up one idea.";
   // The harness writes artifacts to ./research/<session id> of its working directory.
   mkdirSync(demoRoot, { recursive: true });
-  say(`sessions are stored under ${demoEnv.OPENPROGRAM_HOME}/sessions; artifacts go under ${join(demoRoot, "research")}/<session id>`);
-  return run(process.execPath, [join(root, "packages", "cli", "dist", "bin.js"), "research", task], { env: demoEnv, cwd: demoRoot });
+  say(
+    `sessions are stored under ${demoEnv.OPENPROGRAM_HOME}/sessions; artifacts go under ${join(demoRoot, "research")}/<session id>`,
+  );
+  return run(process.execPath, [join(root, "packages", "cli", "dist", "bin.js"), "research", task], {
+    env: demoEnv,
+    cwd: demoRoot,
+  });
 }
 
 const [command, ...rest] = process.argv.slice(2);

@@ -19,7 +19,8 @@ function workspacePackages(): Map<string, string> {
   const byName = new Map<string, string>();
   for (const entry of readdirSync(join(repoRoot, "packages"))) {
     const manifest = join(repoRoot, "packages", entry, "package.json");
-    if (existsSync(manifest)) byName.set((JSON.parse(readFileSync(manifest, "utf8")) as Manifest).name, join(repoRoot, "packages", entry));
+    if (existsSync(manifest))
+      byName.set((JSON.parse(readFileSync(manifest, "utf8")) as Manifest).name, join(repoRoot, "packages", entry));
   }
   return byName;
 }
@@ -54,7 +55,9 @@ export default function ensureBuilt(): void {
   const visit = (name: string): void => {
     if (needed.has(name) || !packages.has(name)) return;
     needed.add(name);
-    const deps = (JSON.parse(readFileSync(join(packages.get(name) as string, "package.json"), "utf8")) as Manifest).dependencies ?? {};
+    const deps =
+      (JSON.parse(readFileSync(join(packages.get(name) as string, "package.json"), "utf8")) as Manifest).dependencies ??
+      {};
     for (const dep of Object.keys(deps)) visit(dep);
   };
   // A test-only package (tests/*) is not built itself; what it tests is.

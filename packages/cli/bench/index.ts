@@ -20,7 +20,8 @@ if (!existsSync(BIN)) throw new Error(`${BIN} is missing: run \`pnpm build\` fir
 const home = mkdtempSync(join(tmpdir(), "openprogram-cli-bench-"));
 try {
   const db = openStore({ root: join(home, "sessions") });
-  for (let index = 0; index < SESSIONS; index++) await db.createSession({ source: "cli", title: `bench session ${index}` });
+  for (let index = 0; index < SESSIONS; index++)
+    await db.createSession({ source: "cli", title: `bench session ${index}` });
   const env = { PATH: process.env.PATH ?? "", HOME: home, OPENPROGRAM_HOME: home };
 
   const commands = {
@@ -34,15 +35,21 @@ try {
   const run = (name: keyof typeof commands): number => {
     const [command, ...args] = commands[name];
     const started = performance.now();
-    const result = spawnSync(command, args, { env, cwd: fileURLToPath(new URL("..", import.meta.url)), encoding: "utf8" });
+    const result = spawnSync(command, args, {
+      env,
+      cwd: fileURLToPath(new URL("..", import.meta.url)),
+      encoding: "utf8",
+    });
     const elapsed = performance.now() - started;
     if (result.status !== 0) throw new Error(`${commands[name].join(" ")} exited ${result.status}: ${result.stderr}`);
-    if (name === "list" && result.stdout.split("\n").length < SESSIONS + 1) throw new Error("sessions list did not print every session");
+    if (name === "list" && result.stdout.split("\n").length < SESSIONS + 1)
+      throw new Error("sessions list did not print every session");
     return elapsed;
   };
 
   const rounds = iterations(20);
-  for (let warmup = 0; warmup < 3; warmup++) for (const name of Object.keys(commands) as Array<keyof typeof commands>) run(name);
+  for (let warmup = 0; warmup < 3; warmup++)
+    for (const name of Object.keys(commands) as Array<keyof typeof commands>) run(name);
   for (let round = 0; round < rounds; round++) {
     for (const name of Object.keys(commands) as Array<keyof typeof commands>) times[name].push(run(name));
   }
@@ -60,8 +67,16 @@ try {
       samples: values.length,
     });
   figure("openprogram --help, cold start", times.help, `<= ${TARGET_MS} ms`, median(times.help) <= TARGET_MS);
-  figure(`openprogram sessions list (${SESSIONS} sessions), cold start`, times.list, `<= ${TARGET_MS} ms`, median(times.list) <= TARGET_MS);
-  figure("import @openprogram/session-context alone (no target; what sessions list pays for the core)", times.coreImport);
+  figure(
+    `openprogram sessions list (${SESSIONS} sessions), cold start`,
+    times.list,
+    `<= ${TARGET_MS} ms`,
+    median(times.list) <= TARGET_MS,
+  );
+  figure(
+    "import @openprogram/session-context alone (no target; what sessions list pays for the core)",
+    times.coreImport,
+  );
   process.stdout.write(
     `p90: --help ${percentile(times.help, 90).toFixed(0)} ms, sessions list ${percentile(times.list, 90).toFixed(0)} ms, core import ${percentile(times.coreImport, 90).toFixed(0)} ms, node -e 0 ${percentile(times.baseline, 90).toFixed(0)} ms (${rounds} rounds)\n`,
   );

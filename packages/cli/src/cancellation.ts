@@ -14,7 +14,10 @@ export interface Interruption {
   dispose(): void;
 }
 
-const SIGNAL_EXIT_CODES: Partial<Record<NodeJS.Signals, number>> = { SIGINT: EXIT_CODES.interrupted, SIGTERM: EXIT_CODES.terminated };
+const SIGNAL_EXIT_CODES: Partial<Record<NodeJS.Signals, number>> = {
+  SIGINT: EXIT_CODES.interrupted,
+  SIGTERM: EXIT_CODES.terminated,
+};
 
 /**
  * Installs SIGINT and SIGTERM handlers for one command: the first signal
@@ -31,7 +34,10 @@ export function interruptOnSignals(io: CliIo): Interruption {
       process.exit(code);
     }
     received = signal;
-    writeLine(io.stderr, `\n${signal === "SIGINT" ? "Ctrl-C" : signal}: cancelling the turn... (press Ctrl-C again to exit at once)`);
+    writeLine(
+      io.stderr,
+      `\n${signal === "SIGINT" ? "Ctrl-C" : signal}: cancelling the turn... (press Ctrl-C again to exit at once)`,
+    );
     controller.abort(`interrupted by ${signal}`);
   };
   process.on("SIGINT", onSignal);

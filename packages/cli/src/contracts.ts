@@ -15,22 +15,29 @@ export type ProcessRunnerModule = typeof ProcessRunner;
 
 /** Imports `@openprogram/dispatcher` (serve, resolveServeConfig), or says why it cannot. */
 export async function loadDispatcher(): Promise<DispatcherModule> {
-  return checked("@openprogram/dispatcher", await attempt("@openprogram/dispatcher", () => import("@openprogram/dispatcher")), ["serve", "resolveServeConfig"]);
+  return checked(
+    "@openprogram/dispatcher",
+    await attempt("@openprogram/dispatcher", () => import("@openprogram/dispatcher")),
+    ["serve", "resolveServeConfig"],
+  );
 }
 
 /** Imports `@openprogram/research` (researchAgent, runResearch, validateResearchRequest), or says why it cannot. */
 export async function loadResearch(): Promise<ResearchModule> {
-  return checked("@openprogram/research", await attempt("@openprogram/research", () => import("@openprogram/research")), [
-    "researchAgent",
-    "researchProgram",
-    "runResearch",
-    "validateResearchRequest",
-  ]);
+  return checked(
+    "@openprogram/research",
+    await attempt("@openprogram/research", () => import("@openprogram/research")),
+    ["researchAgent", "researchProgram", "runResearch", "validateResearchRequest"],
+  );
 }
 
 /** Imports `@openprogram/process-runner` (runInChild), or says why it cannot. */
 export async function loadProcessRunner(): Promise<ProcessRunnerModule> {
-  return checked("@openprogram/process-runner", await attempt("@openprogram/process-runner", () => import("@openprogram/process-runner")), ["runInChild"]);
+  return checked(
+    "@openprogram/process-runner",
+    await attempt("@openprogram/process-runner", () => import("@openprogram/process-runner")),
+    ["runInChild"],
+  );
 }
 
 async function attempt<T>(name: string, load: () => Promise<T>): Promise<T> {
@@ -39,7 +46,11 @@ async function attempt<T>(name: string, load: () => Promise<T>): Promise<T> {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ERR_MODULE_NOT_FOUND" || code === "ERR_PACKAGE_PATH_NOT_EXPORTED") {
-      throw new PackageUnavailableError(name, `it could not be imported (${(error as Error).message.split("\n")[0] ?? code})`, { cause: error });
+      throw new PackageUnavailableError(
+        name,
+        `it could not be imported (${(error as Error).message.split("\n")[0] ?? code})`,
+        { cause: error },
+      );
     }
     throw error;
   }

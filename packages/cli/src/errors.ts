@@ -12,6 +12,9 @@ export class PackageUnavailableError extends OpenProgramError {
     detail: string,
     options?: { cause?: unknown },
   ) {
-    super(`${packageName} is unavailable: ${detail}. Reinstall @openprogram/cli (it depends on ${packageName}), or in the repository run \`pnpm build\`.`, options);
+    super(
+      `${packageName} is unavailable: ${detail}. Reinstall @openprogram/cli (it depends on ${packageName}), or in the repository run \`pnpm build\`.`,
+      options,
+    );
   }
 }

@@ -27,7 +27,9 @@ export function readProgramInput(flags: InputFlags, cwd: string): Record<string,
     try {
       text = readFileSync(fromStdin ? 0 : path, "utf8");
     } catch (error) {
-      throw new InvalidInputError(`Cannot read --input-file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
+      throw new InvalidInputError(
+        `Cannot read --input-file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`,
+      );
     }
     return parseInputObject(text, `--input-file ${path}`);
   }
@@ -39,7 +41,9 @@ function parseInputObject(text: string, origin: string): Record<string, unknown>
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new InvalidInputError(`${origin} is not valid JSON (${(error as Error).message}). Pass a JSON object, e.g. --input '{"text": "hello"}'.`);
+    throw new InvalidInputError(
+      `${origin} is not valid JSON (${(error as Error).message}). Pass a JSON object, e.g. --input '{"text": "hello"}'.`,
+    );
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;

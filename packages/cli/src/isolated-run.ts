@@ -6,8 +6,19 @@ import type { ProgramSpec } from "./program-spec.js";
  * carries this turn's session, turn and caller across) and stops the child,
  * gracefully first, when `signal` aborts.
  */
-export async function runIsolated(runner: ProcessRunnerModule, spec: ProgramSpec, input: unknown, signal: AbortSignal, cwd: string): Promise<unknown> {
-  const run = runner.runInChild<unknown>({ module: spec.modulePath, ...(spec.exportName !== undefined ? { export: spec.exportName } : {}), input, cwd });
+export async function runIsolated(
+  runner: ProcessRunnerModule,
+  spec: ProgramSpec,
+  input: unknown,
+  signal: AbortSignal,
+  cwd: string,
+): Promise<unknown> {
+  const run = runner.runInChild<unknown>({
+    module: spec.modulePath,
+    ...(spec.exportName !== undefined ? { export: spec.exportName } : {}),
+    input,
+    cwd,
+  });
   const stop = (): void => {
     run.stop(typeof signal.reason === "string" ? signal.reason : "cancelled").catch(() => undefined);
   };

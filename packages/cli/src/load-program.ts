@@ -1,6 +1,11 @@
 import { relative } from "node:path";
 import { pathToFileURL } from "node:url";
-import { InvalidInputError, isAgenticFunction, NotAgenticFunctionError, type AgenticFunction } from "@openprogram/session-context";
+import {
+  InvalidInputError,
+  isAgenticFunction,
+  NotAgenticFunctionError,
+  type AgenticFunction,
+} from "@openprogram/session-context";
 import { isEsmFromCommonJsFailure, loadsAsCommonJs } from "./module-scope.js";
 import { parseProgramSpec, type ProgramSpec } from "./program-spec.js";
 

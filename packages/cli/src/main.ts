@@ -23,7 +23,8 @@ export async function main(argv: readonly string[] = process.argv, io: CliIo = p
     }
     const verbose = argv.includes("--verbose");
     writeLine(io.stderr, formatError(error, verbose));
-    if (!verbose) writeLine(io.stderr, "This is a bug in openprogram; run again with --verbose for the stack, and report it.");
+    if (!verbose)
+      writeLine(io.stderr, "This is a bug in openprogram; run again with --verbose for the stack, and report it.");
     return EXIT_CODES.failed;
   }
 }

@@ -27,5 +27,7 @@ export function loadsAsCommonJs(modulePath: string): boolean {
 export function isEsmFromCommonJsFailure(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (code === "ERR_PACKAGE_PATH_NOT_EXPORTED" || code === "ERR_REQUIRE_ESM") return true;
-  return error instanceof SyntaxError && /import statement outside a module|Unexpected token 'export'/.test(error.message);
+  return (
+    error instanceof SyntaxError && /import statement outside a module|Unexpected token 'export'/.test(error.message)
+  );
 }

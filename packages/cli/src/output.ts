@@ -49,7 +49,8 @@ export function summarizeError(error: unknown): ErrorSummary {
  */
 export function formatError(error: unknown, verbose: boolean): string {
   const summary = summarizeError(error);
-  const label = summary.code === "error" && error instanceof Error && summary.name !== "Error" ? summary.name : summary.code;
+  const label =
+    summary.code === "error" && error instanceof Error && summary.name !== "Error" ? summary.name : summary.code;
   const lines = [`error [${label}]: ${summary.message}`];
   if (verbose) {
     let current: unknown = error;

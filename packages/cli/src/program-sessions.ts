@@ -65,22 +65,32 @@ export function addSessionsCommands(
     .argument("<id>", "session id")
     .addOption(new Option("--format <format>", "output format").choices(["json", "md"]).default("json"))
     .action((id: string, flags: ExportFlags, command: Command) =>
-      settle(import("./commands/sessions/export.js").then(({ exportCommand }) => exportCommand(id, flags, context(command)))),
+      settle(
+        import("./commands/sessions/export.js").then(({ exportCommand }) => exportCommand(id, flags, context(command))),
+      ),
     );
   sessions
     .command("doctor")
-    .description("check the store (or one session) for damage; --fix repairs what it safely can (exit 1 while errors remain)")
+    .description(
+      "check the store (or one session) for damage; --fix repairs what it safely can (exit 1 while errors remain)",
+    )
     .argument("[id]", "check only this session")
     .option("--fix", "repair what can be repaired without losing data, and report every change")
-    .option("--json", "print the report: {root, sessionsChecked, healthy, findings: [{sessionId, kind, severity, message, path, fixed, remedy}]}")
+    .option(
+      "--json",
+      "print the report: {root, sessionsChecked, healthy, findings: [{sessionId, kind, severity, message, path, fixed, remedy}]}",
+    )
     .action((id: string | undefined, flags: DoctorFlags, command: Command) =>
-      settle(import("./commands/sessions/doctor.js").then(({ doctorCommand }) => doctorCommand(id, flags, context(command)))),
+      settle(
+        import("./commands/sessions/doctor.js").then(({ doctorCommand }) => doctorCommand(id, flags, context(command))),
+      ),
     );
 }
 
 /** Parses a flag that must be a whole number of at least 1. */
 export function positiveInteger(value: string): number {
   const parsed = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(parsed) || parsed < 1) throw new InvalidArgumentError("expected a whole number of at least 1.");
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(parsed) || parsed < 1)
+    throw new InvalidArgumentError("expected a whole number of at least 1.");
   return parsed;
 }

@@ -27,19 +27,25 @@ const EXPORT_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
  * InvalidInputError naming what is wrong.
  */
 export function parseProgramSpec(raw: string, cwd: string): ProgramSpec {
-  if (typeof raw !== "string" || raw.trim() === "") throw new InvalidInputError("The program is missing: pass <module>[#export], e.g. ./summarize.ts#summarize.");
+  if (typeof raw !== "string" || raw.trim() === "")
+    throw new InvalidInputError("The program is missing: pass <module>[#export], e.g. ./summarize.ts#summarize.");
   const hash = raw.lastIndexOf("#");
   // A '#' inside a directory name is part of the path, not an export separator.
   const hasExport = hash >= 0 && !/[\\/]/.test(raw.slice(hash + 1));
   const file = hasExport ? raw.slice(0, hash) : raw;
   const exportName = hasExport ? raw.slice(hash + 1) : undefined;
-  if (file === "") throw new InvalidInputError(`${JSON.stringify(raw)} names no module before '#'; pass <module>#<export>.`);
+  if (file === "")
+    throw new InvalidInputError(`${JSON.stringify(raw)} names no module before '#'; pass <module>#<export>.`);
   if (exportName !== undefined && !EXPORT_NAME.test(exportName)) {
-    throw new InvalidInputError(`${JSON.stringify(exportName)} (after '#' in ${JSON.stringify(raw)}) is not an export name; pass <module>#<export>.`);
+    throw new InvalidInputError(
+      `${JSON.stringify(exportName)} (after '#' in ${JSON.stringify(raw)}) is not an export name; pass <module>#<export>.`,
+    );
   }
   const modulePath = isAbsolute(file) ? file : resolve(cwd, file);
-  if (!existsSync(modulePath)) throw new InvalidInputError(`Module not found: ${modulePath} (from ${JSON.stringify(raw)}).`);
-  if (!statSync(modulePath).isFile()) throw new InvalidInputError(`${modulePath} is not a file; pass a .js, .mjs, .ts or .mts module.`);
+  if (!existsSync(modulePath))
+    throw new InvalidInputError(`Module not found: ${modulePath} (from ${JSON.stringify(raw)}).`);
+  if (!statSync(modulePath).isFile())
+    throw new InvalidInputError(`${modulePath} is not a file; pass a .js, .mjs, .ts or .mts module.`);
   const extension = extname(modulePath).toLowerCase();
   const kind = (JAVASCRIPT_EXTENSIONS as readonly string[]).includes(extension)
     ? "javascript"

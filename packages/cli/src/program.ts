@@ -40,7 +40,9 @@ const RESUME_HELP = "continue an existing session (exit 2, listing recent sessio
 export function buildProgram(io: CliIo, slot: ResultSlot): Command {
   const program = new Command("openprogram");
   program
-    .description("Run agentic functions, chat, research and manage sessions. Every command that runs code enters sessionContext({ source: \"cli\" }), exactly as the web does.")
+    .description(
+      'Run agentic functions, chat, research and manage sessions. Every command that runs code enters sessionContext({ source: "cli" }), exactly as the web does.',
+    )
     .version(cliVersion(), "-V, --version", "print the version")
     .option("--verbose", "print stacks and causes with errors")
     .helpOption("-h, --help", "show help")
@@ -53,7 +55,10 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
     .showHelpAfterError("(add --help for usage)")
     .addHelpText("after", EXIT_CODES_HELP);
 
-  const context = (command: Command): CommandContext => ({ io, verbose: command.optsWithGlobals<{ verbose?: boolean }>().verbose === true });
+  const context = (command: Command): CommandContext => ({
+    io,
+    verbose: command.optsWithGlobals<{ verbose?: boolean }>().verbose === true,
+  });
   const settle = async (run: Promise<CommandResult>): Promise<void> => {
     slot.result = await run;
   };
@@ -61,15 +66,27 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
   program
     .command("run")
     .description("run an agentic function from a .js/.mjs/.ts/.mts module as one turn of a session")
-    .argument("<module>", "module file, optionally #export (default: the default export if agentic, else the only agentic export)")
+    .argument(
+      "<module>",
+      "module file, optionally #export (default: the default export if agentic, else the only agentic export)",
+    )
     .addOption(new Option("--input <json>", "the function's input object, as JSON").conflicts("inputFile"))
     .addOption(new Option("--input-file <file>", "read the input object from a JSON file (- for stdin)"))
     .addOption(new Option("--session <id>", SESSION_HELP).conflicts("resume"))
     .option("--resume <id>", RESUME_HELP)
-    .option("--answers <file>", "answer askUser questions from this file, in order (a JSON array, or one answer per line)")
-    .option("--isolate", "run the function in a child process (its own process group) through the process runner; without #export the child runs the default export")
+    .option(
+      "--answers <file>",
+      "answer askUser questions from this file, in order (a JSON array, or one answer per line)",
+    )
+    .option(
+      "--isolate",
+      "run the function in a child process (its own process group) through the process runner; without #export the child runs the default export",
+    )
     .option("--json", 'print one JSON object: {"ok","session_id","created","turn_id","result"} (or "error")')
-    .addHelpText("after", "\nThe result goes to stdout (strings as they are, other values as JSON); `session: <id>` goes to stderr.\nWithout a terminal and without --answers, askUser fails with ask_user_unavailable (recorded on its node).")
+    .addHelpText(
+      "after",
+      "\nThe result goes to stdout (strings as they are, other values as JSON); `session: <id>` goes to stderr.\nWithout a terminal and without --answers, askUser fails with ask_user_unavailable (recorded on its node).",
+    )
     .action((module: string, flags: RunFlags, command: Command) =>
       settle(import("./commands/run.js").then(({ runCommand }) => runCommand(module, flags, context(command)))),
     );
@@ -87,21 +104,34 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
 
   program
     .command("research")
-    .description("run the research harness on a task: literature review, ideas, experiments, paper and review in a work dir")
+    .description(
+      "run the research harness on a task: literature review, ideas, experiments, paper and review in a work dir",
+    )
     .argument("<task>", "what to research, in quotes")
     .addOption(new Option("--session <id>", SESSION_HELP).conflicts("resume"))
     .option("--resume <id>", RESUME_HELP)
     .option("--work-dir <dir>", "where the artifacts go (default ./research/<session id>)")
     .option("--interactive", "ask you to choose the idea (on the terminal, or from --answers)")
     .option("--answers <file>", "answer questions from this file, in order")
-    .option("--sections <list>", "comma-separated paper sections (repeatable; default: the harness's six sections)", collect, undefined)
+    .option(
+      "--sections <list>",
+      "comma-separated paper sections (repeatable; default: the harness's six sections)",
+      collect,
+      undefined,
+    )
     .option("--json", 'print one JSON object: {"ok","session_id","created","turn_id","work_dir","artifacts","summary"}')
     .addHelpText("after", "\nEach finished stage is printed on stderr; the artifact paths go to stdout.")
     .action((task: string, flags: ResearchFlags, command: Command) =>
-      settle(import("./commands/research.js").then(({ researchCommand }) => researchCommand(task, flags, context(command)))),
+      settle(
+        import("./commands/research.js").then(({ researchCommand }) => researchCommand(task, flags, context(command))),
+      ),
     );
 
-  addSessionsCommands(program.command("sessions").description("list, inspect, export and delete sessions"), context, settle);
+  addSessionsCommands(
+    program.command("sessions").description("list, inspect, export and delete sessions"),
+    context,
+    settle,
+  );
 
   program
     .command("serve")
@@ -109,12 +139,29 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
     .option("--host <host>", "interface to listen on (env OPENPROGRAM_HOST; default 127.0.0.1)")
     .option("--port <port>", "port, 0 for any free one (env OPENPROGRAM_PORT; default 8787)")
     .option("--token <token>", "require this bearer token from clients (env OPENPROGRAM_TOKEN)")
-    .option("--allowed-origin <origin>", "allow browser connections from this origin (repeatable; env OPENPROGRAM_ALLOWED_ORIGINS)", collect, undefined)
-    .option("--program <module#export>", "also serve this agentic function (repeatable; env OPENPROGRAM_PROGRAMS, comma-separated)", collect, undefined)
+    .option(
+      "--allowed-origin <origin>",
+      "allow browser connections from this origin (repeatable; env OPENPROGRAM_ALLOWED_ORIGINS)",
+      collect,
+      undefined,
+    )
+    .option(
+      "--program <module#export>",
+      "also serve this agentic function (repeatable; env OPENPROGRAM_PROGRAMS, comma-separated)",
+      collect,
+      undefined,
+    )
     .option("--isolate", "run each --program in a child process through the process runner")
-    .option("--grace-ms <ms>", "on SIGTERM/SIGINT, wait this long before cancelling running turns (env OPENPROGRAM_SHUTDOWN_GRACE_MS; default 10000)")
+    .option(
+      "--grace-ms <ms>",
+      "on SIGTERM/SIGINT, wait this long before cancelling running turns (env OPENPROGRAM_SHUTDOWN_GRACE_MS; default 10000)",
+    )
     .option("--sessions-root <dir>", "where sessions live (env OPENPROGRAM_HOME/sessions)")
-    .addOption(new Option("--log-format <format>", "log lines: json, human, or auto (JSON unless stdout is a terminal)").choices(["json", "human", "auto"]))
+    .addOption(
+      new Option("--log-format <format>", "log lines: json, human, or auto (JSON unless stdout is a terminal)").choices(
+        ["json", "human", "auto"],
+      ),
+    )
     .action((flags: ServeCommandFlags, command: Command) =>
       settle(import("./commands/serve.js").then(({ serveCommand }) => serveCommand(flags, context(command)))),
     );

@@ -1,8 +1,24 @@
 import type { SessionEvent, SessionNode } from "@openprogram/session-context";
 import { formatDuration, oneLine, textOf } from "./output.js";
 
-const FINAL_STATUSES = new Set(["completed", "failed", "cancelled", "interrupted", "killed", "answered", "declined", "timed_out"]);
-const MARKS: Record<string, string> = { completed: "✓", answered: "✓", failed: "✗", cancelled: "⊘", interrupted: "⊘", killed: "⊘" };
+const FINAL_STATUSES = new Set([
+  "completed",
+  "failed",
+  "cancelled",
+  "interrupted",
+  "killed",
+  "answered",
+  "declined",
+  "timed_out",
+]);
+const MARKS: Record<string, string> = {
+  completed: "✓",
+  answered: "✓",
+  failed: "✗",
+  cancelled: "⊘",
+  interrupted: "⊘",
+  killed: "⊘",
+};
 
 /** What the progress printer shows. */
 export interface ProgressOptions {
@@ -17,14 +33,24 @@ export interface ProgressOptions {
  * mark, name, status and duration, indented under its caller. Used only when
  * stderr is a terminal (or for research stages), so piped output stays quiet.
  */
-export function createProgressPrinter(stream: NodeJS.WritableStream, options: ProgressOptions): (event: SessionEvent) => void {
+export function createProgressPrinter(
+  stream: NodeJS.WritableStream,
+  options: ProgressOptions,
+): (event: SessionEvent) => void {
   const depthById = new Map<string, number>();
   const print = (node: SessionNode, status: string): void => {
     const depth = depthById.get(node.id) ?? 0;
     if (!options.calls && !(options.stages && depth === 1 && node.role === "code")) return;
-    const label = node.role === "user" ? `ask_user ${JSON.stringify(oneLine(textOf(node.input), 40))}` : node.role === "llm" ? `model ${node.name}` : node.name;
+    const label =
+      node.role === "user"
+        ? `ask_user ${JSON.stringify(oneLine(textOf(node.input), 40))}`
+        : node.role === "llm"
+          ? `model ${node.name}`
+          : node.name;
     const duration = formatDuration(node.metadata.duration_seconds);
-    stream.write(`${"  ".repeat(depth)}${MARKS[status] ?? "·"} ${label}  ${status}${duration ? `  ${duration}` : ""}\n`);
+    stream.write(
+      `${"  ".repeat(depth)}${MARKS[status] ?? "·"} ${label}  ${status}${duration ? `  ${duration}` : ""}\n`,
+    );
   };
   return (event) => {
     if (event.type !== "node") return;

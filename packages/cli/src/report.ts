@@ -18,7 +18,9 @@ export interface JsonFailure extends TurnFields {
 
 /** Session id, created and turn id of a handle (nulls before any session was entered). */
 export function turnFields(handle: SessionHandle | null): TurnFields {
-  return handle ? { session_id: handle.sessionId, created: handle.created, turn_id: handle.turnId } : { session_id: null, created: false, turn_id: null };
+  return handle
+    ? { session_id: handle.sessionId, created: handle.created, turn_id: handle.turnId }
+    : { session_id: null, created: false, turn_id: null };
 }
 
 /** How a failure is reported. */

@@ -1,4 +1,10 @@
-import { deleteSession, describeSession, sessionContext, type SessionContextOptions, type SessionHandle } from "@openprogram/session-context";
+import {
+  deleteSession,
+  describeSession,
+  sessionContext,
+  type SessionContextOptions,
+  type SessionHandle,
+} from "@openprogram/session-context";
 
 /** How a turn ended. `handle` is null when the context could not be entered at all. */
 export type TurnOutcome<T> =
@@ -12,7 +18,10 @@ export type TurnOutcome<T> =
  * keeps the handle (session id, turn id, created) for the `session:` line and
  * the --json output, also when `fn` failed.
  */
-export async function runTurn<T>(options: SessionContextOptions, fn: (handle: SessionHandle) => Promise<T>): Promise<TurnOutcome<T>> {
+export async function runTurn<T>(
+  options: SessionContextOptions,
+  fn: (handle: SessionHandle) => Promise<T>,
+): Promise<TurnOutcome<T>> {
   const entered: { handle: SessionHandle | null } = { handle: null };
   try {
     const value = await sessionContext({ source: "cli", ...options }, (handle) => {

@@ -1,4 +1,10 @@
-import { assertValidSessionId, InvalidInputError, listSessions, sessionExists, SessionNotFoundError } from "@openprogram/session-context";
+import {
+  assertValidSessionId,
+  InvalidInputError,
+  listSessions,
+  sessionExists,
+  SessionNotFoundError,
+} from "@openprogram/session-context";
 import { formatTimestamp, oneLine } from "./output.js";
 
 /** `--session ID` (continue or create) and `--resume ID` (continue an existing one). */
@@ -14,7 +20,9 @@ export interface SessionFlags {
  */
 export async function selectSession(flags: SessionFlags): Promise<string | undefined> {
   if (flags.session !== undefined && flags.resume !== undefined) {
-    throw new InvalidInputError("Pass either --session (continue or create) or --resume (continue an existing session), not both.");
+    throw new InvalidInputError(
+      "Pass either --session (continue or create) or --resume (continue an existing session), not both.",
+    );
   }
   if (flags.session !== undefined) {
     assertValidSessionId(flags.session);

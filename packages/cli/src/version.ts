@@ -6,6 +6,8 @@ import { readFileSync } from "node:fs";
  * drifts from what npm installed.
  */
 export function cliVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version?: unknown };
+  const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+    version?: unknown;
+  };
   return typeof manifest.version === "string" ? manifest.version : "0.0.0";
 }

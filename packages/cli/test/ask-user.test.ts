@@ -52,7 +52,9 @@ describe("askUser from the command line", () => {
     const result = await collect(child, 60_000);
     child.stdin.destroy();
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/^error \[ask_user_unavailable\]: askUser\("Which colour should the chart use\?"\) has no asker: .*--answers <file>/m);
+    expect(result.stderr).toMatch(
+      /^error \[ask_user_unavailable\]: askUser\("Which colour should the chart use\?"\) has no asker: .*--answers <file>/m,
+    );
     const node = await askNode(sessionIdFrom(result.stderr));
     expect(node.metadata).toMatchObject({ status: "failed", error: { code: "ask_user_unavailable" } });
     expect(node.output).toBeNull();
@@ -87,7 +89,10 @@ describe("askUser from the command line", () => {
     expect(result.timed_out).toBe(false);
     expect(result.exit_code).toBe(1);
     expect(result.output).toContain("error [user_declined]");
-    expect((await askNode(sessionIdFrom(result.output.replace(/\r/g, "")))).metadata).toMatchObject({ status: "declined", reason: "end of input" });
+    expect((await askNode(sessionIdFrom(result.output.replace(/\r/g, "")))).metadata).toMatchObject({
+      status: "declined",
+      reason: "end of input",
+    });
   });
 
   it("on a terminal, Ctrl-C while a question waits cancels the turn (recorded cancelled) and exits 130", async () => {
@@ -106,4 +111,3 @@ describe("askUser from the command line", () => {
     expect(await home.db.gitLog(sessionId)).toHaveLength(2);
   });
 });
-

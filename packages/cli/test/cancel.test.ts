@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listSessions } from "@openprogram/session-context";
-import { collect, createCliHome, program, readRequestLog, sessionIdFrom, spawnCli, waitFor, type CliHome } from "./helpers/cli.js";
+import {
+  collect,
+  createCliHome,
+  program,
+  readRequestLog,
+  sessionIdFrom,
+  spawnCli,
+  waitFor,
+  type CliHome,
+} from "./helpers/cli.js";
 
 let home: CliHome;
 beforeAll(() => {
@@ -32,7 +41,10 @@ describe("Ctrl-C (SIGINT) during a run", () => {
       ["llm", "scripted", "cancelled"],
     ]);
     const commits = await home.db.gitLog(output.session_id);
-    expect(commits.map((commit) => commit.message)).toEqual([expect.stringMatching(/^turn turn_[0-9a-f]{10} \(cli\)$/), "session init"]);
+    expect(commits.map((commit) => commit.message)).toEqual([
+      expect.stringMatching(/^turn turn_[0-9a-f]{10} \(cli\)$/),
+      "session init",
+    ]);
     // The committed tree holds the cancelled nodes: nothing is left running or uncommitted.
     const record = (await listSessions({ db: home.db })).find((entry) => entry.id === output.session_id);
     expect(record?.status).toBe("idle");

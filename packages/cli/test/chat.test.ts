@@ -1,7 +1,16 @@
 import { readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
-import { collect, createCliHome, readRequestLog, runCli, sessionIdFrom, spawnCli, waitFor, type CliHome } from "./helpers/cli.js";
+import {
+  collect,
+  createCliHome,
+  readRequestLog,
+  runCli,
+  sessionIdFrom,
+  spawnCli,
+  waitFor,
+  type CliHome,
+} from "./helpers/cli.js";
 import { runCliInPty } from "./helpers/pty.js";
 
 let home: CliHome;
@@ -18,12 +27,16 @@ afterAll(async () => {
   home.cleanup();
 });
 
-const chatEnv = (): Record<string, string> => home.env({ OPENAI_BASE_URL: server.baseUrl, OPENPROGRAM_MODEL: "fake-model", OPENPROGRAM_MAX_RETRIES: "0" });
+const chatEnv = (): Record<string, string> =>
+  home.env({ OPENAI_BASE_URL: server.baseUrl, OPENPROGRAM_MODEL: "fake-model", OPENPROGRAM_MAX_RETRIES: "0" });
 
 describe("openprogram chat", () => {
   it("over piped stdin: each line is a turn of one new session, /exit leaves, and a later chat --session continues it", async () => {
     const before = server.requests.length;
-    const first = await runCli(["chat"], { env: chatEnv(), input: "Plan a trip\n\nMake it cheaper\n/exit\nnever sent\n" });
+    const first = await runCli(["chat"], {
+      env: chatEnv(),
+      input: "Plan a trip\n\nMake it cheaper\n/exit\nnever sent\n",
+    });
     expect(first.code).toBe(0);
     const sessionId = sessionIdFrom(first.stderr);
     expect(first.stdout).toBe(`reply ${before + 1} to "Plan a trip"\nreply ${before + 2} to "Make it cheaper"\n`);
@@ -55,9 +68,18 @@ describe("openprogram chat", () => {
   });
 
   it("--json prints one object per turn with the session and turn ids", async () => {
-    const result = await runCli(["chat", "--json", "--system", "Answer briefly."], { env: chatEnv(), input: "one\ntwo\n" });
+    const result = await runCli(["chat", "--json", "--system", "Answer briefly."], {
+      env: chatEnv(),
+      input: "one\ntwo\n",
+    });
     expect(result.code).toBe(0);
-    const turns = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as { ok: boolean; session_id: string; created: boolean; turn_id: string; reply: string });
+    const turns = result.stdout
+      .trim()
+      .split("\n")
+      .map(
+        (line) =>
+          JSON.parse(line) as { ok: boolean; session_id: string; created: boolean; turn_id: string; reply: string },
+      );
     expect(turns).toHaveLength(2);
     expect(turns.map((turn) => [turn.ok, turn.created])).toEqual([
       [true, true],
@@ -77,7 +99,9 @@ describe("openprogram chat", () => {
   });
 
   it("a failed turn prints its error, the chat goes on, and the exit code is 1", async () => {
-    server.setHandler((request, index) => (request.json.messages?.at(-1)?.content === "break" ? { status: 503, message: "busy" } : `reply ${index + 1}`));
+    server.setHandler((request, index) =>
+      request.json.messages?.at(-1)?.content === "break" ? { status: 503, message: "busy" } : `reply ${index + 1}`,
+    );
     try {
       const result = await runCli(["chat"], { env: chatEnv(), input: "break\nfine\n" });
       expect(result.code).toBe(1);
@@ -91,14 +115,18 @@ describe("openprogram chat", () => {
   it("--resume of an unknown session exits 2 listing recent sessions", async () => {
     const result = await runCli(["chat", "--resume", "session_0000000000"], { env: chatEnv(), input: "hello\n" });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/^error \[session_not_found\]: Session 'session_0000000000' does not exist\. Most recent sessions:/m);
+    expect(result.stderr).toMatch(
+      /^error \[session_not_found\]: Session 'session_0000000000' does not exist\. Most recent sessions:/m,
+    );
   });
 
   it("with no provider configured it exits 2 naming the variables, before creating anything", async () => {
     const before = readdirSync(home.root).length;
     const result = await runCli(["chat"], { env: home.env(), input: "hello\n" });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/^error \[runtime_missing\]: No model provider is configured \(this command calls the model\)\. Set OPENPROGRAM_PROVIDER/m);
+    expect(result.stderr).toMatch(
+      /^error \[runtime_missing\]: No model provider is configured \(this command calls the model\)\. Set OPENPROGRAM_PROVIDER/m,
+    );
     expect(readdirSync(home.root)).toHaveLength(before);
   });
 
@@ -121,7 +149,11 @@ describe("openprogram chat", () => {
   });
 
   it("on a terminal, Ctrl-C at the prompt leaves with 130", async () => {
-    const result = await runCliInPty(["chat"], { env: chatEnv(), dir: home.home, steps: [{ expect: "you> ", send: "\u0003" }] });
+    const result = await runCliInPty(["chat"], {
+      env: chatEnv(),
+      dir: home.home,
+      steps: [{ expect: "you> ", send: "\u0003" }],
+    });
     expect(result.timed_out).toBe(false);
     expect(result.exit_code).toBe(130);
   });
@@ -160,7 +192,10 @@ describe("openprogram chat", () => {
     const result = await run;
     expect(result.code).toBe(143);
     const sessionId = sessionIdFrom(result.stderr);
-    expect((await home.db.loadNodes(sessionId)).map((node) => node.metadata.status ?? null)).toEqual([null, "cancelled"]);
+    expect((await home.db.loadNodes(sessionId)).map((node) => node.metadata.status ?? null)).toEqual([
+      null,
+      "cancelled",
+    ]);
     expect(await home.db.gitLog(sessionId)).toHaveLength(2);
   });
 });

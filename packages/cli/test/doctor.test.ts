@@ -18,7 +18,9 @@ describe("openprogram sessions doctor", () => {
 
   it("reports damage with exit 1, repairs it with --fix, and is clean afterwards", async () => {
     home = createCliHome();
-    const run = await runCli(["run", program("ask-choice.mjs"), "--answers", home.file("answers.txt", "1\n")], { env: home.env() });
+    const run = await runCli(["run", program("ask-choice.mjs"), "--answers", home.file("answers.txt", "1\n")], {
+      env: home.env(),
+    });
     expect(run.code).toBe(0);
     const sessionId = sessionIdFrom(run.stderr);
     // A hand edit breaks the head, and the registry loses the session.

@@ -9,10 +9,38 @@ const env = home.env();
 
 /** Every command and the flags its --help must document. */
 const COMMAND_FLAGS: Record<string, string[]> = {
-  run: ["<module>", "--input <json>", "--input-file <file>", "--session <id>", "--resume <id>", "--answers <file>", "--isolate", "--json"],
+  run: [
+    "<module>",
+    "--input <json>",
+    "--input-file <file>",
+    "--session <id>",
+    "--resume <id>",
+    "--answers <file>",
+    "--isolate",
+    "--json",
+  ],
   chat: ["--session <id>", "--resume <id>", "--system <text>", "--json"],
-  research: ["<task>", "--session <id>", "--resume <id>", "--work-dir <dir>", "--interactive", "--answers <file>", "--sections <list>", "--json"],
-  serve: ["--host <host>", "--port <port>", "--token <token>", "--allowed-origin <origin>", "--program <module#export>", "--isolate", "--grace-ms <ms>", "--sessions-root <dir>", "--log-format <format>"],
+  research: [
+    "<task>",
+    "--session <id>",
+    "--resume <id>",
+    "--work-dir <dir>",
+    "--interactive",
+    "--answers <file>",
+    "--sections <list>",
+    "--json",
+  ],
+  serve: [
+    "--host <host>",
+    "--port <port>",
+    "--token <token>",
+    "--allowed-origin <origin>",
+    "--program <module#export>",
+    "--isolate",
+    "--grace-ms <ms>",
+    "--sessions-root <dir>",
+    "--log-format <format>",
+  ],
   "sessions list": ["--all", "--limit <n>", "--json"],
   "sessions show": ["<id>", "--json"],
   "sessions tree": ["<id>", "--json"],
@@ -25,7 +53,8 @@ describe("openprogram --help, --version and usage errors", () => {
   it("--help lists every command, the exit codes and the provider variables", async () => {
     const result = await runCli(["--help"], { env });
     expect(result.code).toBe(0);
-    for (const command of ["run", "chat", "research", "sessions", "serve"]) expect(result.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
+    for (const command of ["run", "chat", "research", "sessions", "serve"])
+      expect(result.stdout).toMatch(new RegExp(`^  ${command}\\b`, "m"));
     expect(result.stdout).toMatch(/^ {2}130 +interrupted with Ctrl-C/m);
     expect(result.stdout).toMatch(/^ {2}2 +usage or input error/m);
     expect(result.stdout).toContain("OPENPROGRAM_PROVIDER");
@@ -49,7 +78,8 @@ describe("openprogram --help, --version and usage errors", () => {
   it("`sessions --help` lists its six subcommands", async () => {
     const result = await runCli(["sessions", "--help"], { env });
     expect(result.code).toBe(0);
-    for (const sub of ["list", "show", "tree", "log", "rm", "export"]) expect(result.stdout).toMatch(new RegExp(`^  ${sub}\\b`, "m"));
+    for (const sub of ["list", "show", "tree", "log", "rm", "export"])
+      expect(result.stdout).toMatch(new RegExp(`^  ${sub}\\b`, "m"));
   });
 
   it("no command prints the help on stderr and exits 2", async () => {

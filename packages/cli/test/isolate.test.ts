@@ -1,6 +1,16 @@
 import { readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { collect, createCliHome, program, readRequestLog, runCli, sessionIdFrom, spawnCli, waitFor, type CliHome } from "./helpers/cli.js";
+import {
+  collect,
+  createCliHome,
+  program,
+  readRequestLog,
+  runCli,
+  sessionIdFrom,
+  spawnCli,
+  waitFor,
+  type CliHome,
+} from "./helpers/cli.js";
 
 let home: CliHome;
 beforeAll(() => {
@@ -14,12 +24,17 @@ function sessionDirectories(): string[] {
 
 describe("openprogram run --isolate (through the process runner)", () => {
   it("runs the function in a child process inside the CLI's session and turn", async () => {
-    const child = spawnCli(["run", `${program("where-am-i.mjs")}#whereAmI`, "--isolate", "--json"], { env: home.env() });
+    const child = spawnCli(["run", `${program("where-am-i.mjs")}#whereAmI`, "--isolate", "--json"], {
+      env: home.env(),
+    });
     const result = await collect(child);
     child.stdin.end();
     expect(result.stderr).not.toContain("error [");
     expect(result.code).toBe(0);
-    const output = JSON.parse(result.stdout) as { session_id: string; result: { pid: number; ppid: number; session: string } };
+    const output = JSON.parse(result.stdout) as {
+      session_id: string;
+      result: { pid: number; ppid: number; session: string };
+    };
     expect(output.result.pid).not.toBe(child.pid);
     expect(output.result.session).toBe(output.session_id);
     const nodes = await home.db.loadNodes(output.session_id);
@@ -27,26 +42,53 @@ describe("openprogram run --isolate (through the process runner)", () => {
   });
 
   it("the isolated run's turn is committed and ends the session idle, exactly as an in-process run", async () => {
-    const isolated = await runCli(["run", program("pure-code.mjs"), "--isolate", "--session", "isolated-commit", "--input", '{"text": "a b"}'], { env: home.env() });
+    const isolated = await runCli(
+      ["run", program("pure-code.mjs"), "--isolate", "--session", "isolated-commit", "--input", '{"text": "a b"}'],
+      { env: home.env() },
+    );
     expect(isolated.code).toBe(0);
-    const inProcess = await runCli(["run", program("pure-code.mjs"), "--session", "in-process-commit", "--input", '{"text": "a b"}'], { env: home.env() });
+    const inProcess = await runCli(
+      ["run", program("pure-code.mjs"), "--session", "in-process-commit", "--input", '{"text": "a b"}'],
+      { env: home.env() },
+    );
     expect(inProcess.code).toBe(0);
     for (const sessionId of ["in-process-commit", "isolated-commit"]) {
       const commits = await home.db.gitLog(sessionId);
-      expect(commits.map((commit) => commit.message), sessionId).toEqual([expect.stringMatching(/^turn turn_[0-9a-f]{10} \(cli\)$/), "session init"]);
+      expect(
+        commits.map((commit) => commit.message),
+        sessionId,
+      ).toEqual([expect.stringMatching(/^turn turn_[0-9a-f]{10} \(cli\)$/), "session init"]);
       expect((await home.db.getSession(sessionId))?.preview, sessionId).toBe('count_words("a b")');
     }
   });
 
   it("the child's model request carries the doc, and its question reaches the CLI's --answers", async () => {
     const { env, log } = home.scripted(["isolated summary"]);
-    const summary = await runCli(["run", `${program("summarize.mjs")}#summarize`, "--isolate", "--input", '{"text": "far away"}'], { env: home.env(env) });
+    const summary = await runCli(
+      ["run", `${program("summarize.mjs")}#summarize`, "--isolate", "--input", '{"text": "far away"}'],
+      { env: home.env(env) },
+    );
     expect(summary.code).toBe(0);
     expect(summary.stdout).toBe("isolated summary\n");
-    expect(readRequestLog(log)[0]?.messages[0]).toEqual({ role: "system", content: "Summarize the text in one sentence of plain English. Never add facts." });
+    expect(readRequestLog(log)[0]?.messages[0]).toEqual({
+      role: "system",
+      content: "Summarize the text in one sentence of plain English. Never add facts.",
+    });
 
     const answers = home.file("isolated-answers.txt", "yes\n");
-    const asked = await runCli(["run", `${program("where-am-i.mjs")}#whereAmI`, "--isolate", "--answers", answers, "--input", '{"ask": true}', "--json"], { env: home.env() });
+    const asked = await runCli(
+      [
+        "run",
+        `${program("where-am-i.mjs")}#whereAmI`,
+        "--isolate",
+        "--answers",
+        answers,
+        "--input",
+        '{"ask": true}',
+        "--json",
+      ],
+      { env: home.env() },
+    );
     expect(asked.code).toBe(0);
     const output = JSON.parse(asked.stdout) as { session_id: string; result: { answer: string } };
     expect(output.result.answer).toBe("yes");

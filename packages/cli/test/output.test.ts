@@ -13,7 +13,9 @@ describe("what the CLI prints", () => {
   });
 
   it("the session line", () => {
-    expect(sessionLine("session_0123456789")).toBe("session: session_0123456789 (--session session_0123456789 to continue)");
+    expect(sessionLine("session_0123456789")).toBe(
+      "session: session_0123456789 (--session session_0123456789 to continue)",
+    );
   });
 
   it("errors: `error [code]: message`, the class name for errors without a code, the stack only when verbose", () => {
@@ -24,7 +26,11 @@ describe("what the CLI prints", () => {
     const verbose = formatError(new InvalidInputError("outer", { cause: new Error("inner") }), true);
     expect(verbose).toMatch(/^error \[invalid_input\]: outer\n\s+at /);
     expect(verbose).toContain("caused by [error] inner");
-    expect(summarizeError(new CancelledError("stop"))).toEqual({ code: "cancelled", name: "CancelledError", message: "Cancelled: stop" });
+    expect(summarizeError(new CancelledError("stop"))).toEqual({
+      code: "cancelled",
+      name: "CancelledError",
+      message: "Cancelled: stop",
+    });
   });
 
   it("durations", () => {
@@ -37,7 +43,14 @@ describe("what the CLI prints", () => {
 
 describe("exit codes", () => {
   it("setup errors of the caller's making exit 2, other setup failures 1", () => {
-    for (const code of ["invalid_input", "invalid_session_id", "session_not_found", "not_agentic_function", "provider_config", "runtime_missing"]) {
+    for (const code of [
+      "invalid_input",
+      "invalid_session_id",
+      "session_not_found",
+      "not_agentic_function",
+      "provider_config",
+      "runtime_missing",
+    ]) {
       expect(exitCodeForError(code, "setup")).toBe(EXIT_CODES.usage);
     }
     expect(exitCodeForError("store_write_failed", "setup")).toBe(EXIT_CODES.failed);

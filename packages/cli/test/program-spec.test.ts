@@ -12,13 +12,28 @@ for (const file of ["a.mjs", "b.ts", "odd#dir/c.js", "d.txt"]) writeFileSync(joi
 
 describe("parseProgramSpec", () => {
   it("splits module#export and resolves the path against the working directory", () => {
-    expect(parseProgramSpec("a.mjs#summarize", dir)).toEqual({ raw: "a.mjs#summarize", modulePath: join(dir, "a.mjs"), exportName: "summarize", kind: "javascript" });
-    expect(parseProgramSpec(join(dir, "b.ts"), "/")).toEqual({ raw: join(dir, "b.ts"), modulePath: join(dir, "b.ts"), kind: "typescript" });
+    expect(parseProgramSpec("a.mjs#summarize", dir)).toEqual({
+      raw: "a.mjs#summarize",
+      modulePath: join(dir, "a.mjs"),
+      exportName: "summarize",
+      kind: "javascript",
+    });
+    expect(parseProgramSpec(join(dir, "b.ts"), "/")).toEqual({
+      raw: join(dir, "b.ts"),
+      modulePath: join(dir, "b.ts"),
+      kind: "typescript",
+    });
   });
 
   it("keeps a '#' that belongs to a directory name", () => {
-    expect(parseProgramSpec("odd#dir/c.js", dir)).toMatchObject({ modulePath: join(dir, "odd#dir", "c.js"), kind: "javascript" });
-    expect(parseProgramSpec("odd#dir/c.js#run", dir)).toMatchObject({ modulePath: join(dir, "odd#dir", "c.js"), exportName: "run" });
+    expect(parseProgramSpec("odd#dir/c.js", dir)).toMatchObject({
+      modulePath: join(dir, "odd#dir", "c.js"),
+      kind: "javascript",
+    });
+    expect(parseProgramSpec("odd#dir/c.js#run", dir)).toMatchObject({
+      modulePath: join(dir, "odd#dir", "c.js"),
+      exportName: "run",
+    });
   });
 
   it.each([

@@ -14,11 +14,34 @@ function sink(): { stream: Writable; text: () => string } {
   return { stream, text: () => text };
 }
 
-function node(id: string, role: SessionNode["role"], name: string, caller: string, metadata: Record<string, unknown>): SessionNode {
-  return { id, created_at: 0, seq: 0, role, name, input: null, output: null, caller, predecessor: null, reads: [], metadata };
+function node(
+  id: string,
+  role: SessionNode["role"],
+  name: string,
+  caller: string,
+  metadata: Record<string, unknown>,
+): SessionNode {
+  return {
+    id,
+    created_at: 0,
+    seq: 0,
+    role,
+    name,
+    input: null,
+    output: null,
+    caller,
+    predecessor: null,
+    reads: [],
+    metadata,
+  };
 }
 
-const event = (op: "append" | "update", value: SessionNode): SessionEvent => ({ type: "node", sessionId: "s", op, node: value });
+const event = (op: "append" | "update", value: SessionNode): SessionEvent => ({
+  type: "node",
+  sessionId: "s",
+  op,
+  node: value,
+});
 
 describe("the progress printer", () => {
   const events: SessionEvent[] = [
@@ -36,7 +59,13 @@ describe("the progress printer", () => {
     const print = createProgressPrinter(out.stream, { calls: true, stages: false });
     for (const item of events) print(item);
     expect(out.text()).toBe(
-      ["    ✓ model gpt  completed  0.50s", "  ✓ stage_one  completed  0.75s", "  ✗ stage_two  failed  1.50s", "✗ pipeline  failed  2.25s", ""].join("\n"),
+      [
+        "    ✓ model gpt  completed  0.50s",
+        "  ✓ stage_one  completed  0.75s",
+        "  ✗ stage_two  failed  1.50s",
+        "✗ pipeline  failed  2.25s",
+        "",
+      ].join("\n"),
     );
   });
 

@@ -11,12 +11,23 @@ import {
   SURVEY_LITERATURE_DOC,
   WRITE_SECTION_DOC,
 } from "@openprogram/research";
-import { startFakeOpenAIServer, type FakeOpenAIServer, type ReceivedRequest } from "@openprogram/session-context/testing";
+import {
+  startFakeOpenAIServer,
+  type FakeOpenAIServer,
+  type ReceivedRequest,
+} from "@openprogram/session-context/testing";
 import { createCliHome, readRequestLog, runCli, sessionIdFrom, type CliHome } from "./helpers/cli.js";
 
 /** The research harness's scripted demo replies (canned output matched to each stage by its doc). */
 const DEMO_REPLIES = fileURLToPath(new URL("../../research/demo/replies.json", import.meta.url));
-const STAGE_DOCS = [SURVEY_LITERATURE_DOC, PROPOSE_IDEAS_DOC, DESIGN_EXPERIMENTS_DOC, WRITE_SECTION_DOC, REVIEW_PAPER_DOC, REVISE_PAPER_DOC];
+const STAGE_DOCS = [
+  SURVEY_LITERATURE_DOC,
+  PROPOSE_IDEAS_DOC,
+  DESIGN_EXPERIMENTS_DOC,
+  WRITE_SECTION_DOC,
+  REVIEW_PAPER_DOC,
+  REVISE_PAPER_DOC,
+];
 
 let home: CliHome;
 beforeAll(() => {
@@ -30,7 +41,9 @@ function demoEnv(): { env: Record<string, string>; log: string } {
 }
 
 function sessionDirectories(): string[] {
-  return existsSync(home.root) ? readdirSync(home.root).filter((entry) => entry !== "index.json" && !entry.startsWith(".")) : [];
+  return existsSync(home.root)
+    ? readdirSync(home.root).filter((entry) => entry !== "index.json" && !entry.startsWith("."))
+    : [];
 }
 
 describe("openprogram research", () => {
@@ -49,7 +62,14 @@ describe("openprogram research", () => {
     for (const artifact of artifacts) expect(existsSync(artifact)).toBe(true);
     expect(readFileSync(join(workDir, "paper", "paper.md"), "utf8")).toContain("[canned demo output]");
 
-    for (const stage of ["survey_literature", "propose_ideas", "choose_idea", "design_experiments", "write_section", "review_paper"]) {
+    for (const stage of [
+      "survey_literature",
+      "propose_ideas",
+      "choose_idea",
+      "design_experiments",
+      "write_section",
+      "review_paper",
+    ]) {
       expect(result.stderr).toMatch(new RegExp(`^ {2}✓ ${stage} {2}completed`, "m"));
     }
     expect(result.stderr).toContain(`status: completed   work dir: ${workDir}`);
@@ -78,15 +98,29 @@ describe("openprogram research", () => {
 
   it("--json gives one object; --session continues the session and its model requests carry the first run", async () => {
     const workDir = join(home.home, "paper-2");
-    const first = await runCli(["research", "agent reliability", "--work-dir", workDir, "--json"], { env: demoEnv().env });
+    const first = await runCli(["research", "agent reliability", "--work-dir", workDir, "--json"], {
+      env: demoEnv().env,
+    });
     expect(first.code).toBe(0);
-    const output = JSON.parse(first.stdout) as { ok: boolean; session_id: string; created: boolean; turn_id: string; status: string; work_dir: string; artifacts: string[]; summary: string };
+    const output = JSON.parse(first.stdout) as {
+      ok: boolean;
+      session_id: string;
+      created: boolean;
+      turn_id: string;
+      status: string;
+      work_dir: string;
+      artifacts: string[];
+      summary: string;
+    };
     expect(output).toMatchObject({ ok: true, created: true, status: "completed", work_dir: workDir });
     expect(output.artifacts.length).toBeGreaterThanOrEqual(10);
     expect(output.summary).toContain("completed");
 
     const { env, log } = demoEnv();
-    const second = await runCli(["research", "now turn it into a paper", "--session", output.session_id, "--work-dir", workDir, "--json"], { env });
+    const second = await runCli(
+      ["research", "now turn it into a paper", "--session", output.session_id, "--work-dir", workDir, "--json"],
+      { env },
+    );
     expect(second.code).toBe(0);
     expect(JSON.parse(second.stdout)).toMatchObject({ ok: true, session_id: output.session_id, created: false });
     const survey = readRequestLog(log)[0];
@@ -101,7 +135,10 @@ describe("openprogram research", () => {
   it("--interactive with --answers records the choice as an ask_user node with the ideas as choices", async () => {
     const answers = home.file("choose-2.txt", "2\n");
     const workDir = join(home.home, "paper-3");
-    const result = await runCli(["research", "agent reliability", "--interactive", "--answers", answers, "--work-dir", workDir], { env: demoEnv().env });
+    const result = await runCli(
+      ["research", "agent reliability", "--interactive", "--answers", answers, "--work-dir", workDir],
+      { env: demoEnv().env },
+    );
     expect(result.code).toBe(0);
     const nodes = await home.db.loadNodes(sessionIdFrom(result.stderr));
     const question = nodes.find((node) => node.name === "ask_user");
@@ -114,12 +151,19 @@ describe("openprogram research", () => {
   });
 
   it("against a loopback OpenAI-compatible server, each stage's request has its doc as the system message", async () => {
-    const replies = JSON.parse(readFileSync(DEMO_REPLIES, "utf8")) as Array<{ when: { system: string; content?: string }; reply: string }>;
+    const replies = JSON.parse(readFileSync(DEMO_REPLIES, "utf8")) as Array<{
+      when: { system: string; content?: string };
+      reply: string;
+    }>;
     const reply = (request: ReceivedRequest): string => {
       const messages = request.json.messages ?? [];
       const system = messages[0]?.content ?? "";
       const last = messages.at(-1)?.content ?? "";
-      const entry = replies.find((candidate) => system.includes(candidate.when.system) && (candidate.when.content === undefined || last.includes(candidate.when.content)));
+      const entry = replies.find(
+        (candidate) =>
+          system.includes(candidate.when.system) &&
+          (candidate.when.content === undefined || last.includes(candidate.when.content)),
+      );
       return entry ? entry.reply : "no reply for this request";
     };
     const server: FakeOpenAIServer = await startFakeOpenAIServer(reply);
@@ -137,7 +181,11 @@ describe("openprogram research", () => {
   });
 
   it.each([
-    { name: "an empty task", args: (): string[] => ["research", "   "], message: /^error \[invalid_input\]: The research task must be a non-empty string/m },
+    {
+      name: "an empty task",
+      args: (): string[] => ["research", "   "],
+      message: /^error \[invalid_input\]: The research task must be a non-empty string/m,
+    },
     {
       name: "a work dir that is a file",
       args: (): string[] => {
@@ -147,9 +195,21 @@ describe("openprogram research", () => {
       },
       message: /^error \[invalid_input\]: .*not-a-dir\.txt/m,
     },
-    { name: "an unknown section", args: (): string[] => ["research", "a task", "--sections", "abstract,appendix z"], message: /^error \[invalid_input\]: .*appendix z/m },
-    { name: "--interactive without a terminal or --answers", args: (): string[] => ["research", "a task", "--interactive"], message: /^error \[invalid_input\]: --interactive asks you to choose an idea, but stdin is not a terminal/m },
-    { name: "--resume of an unknown session", args: (): string[] => ["research", "a task", "--resume", "research_0000000000"], message: /^error \[session_not_found\]: Session 'research_0000000000' does not exist/m },
+    {
+      name: "an unknown section",
+      args: (): string[] => ["research", "a task", "--sections", "abstract,appendix z"],
+      message: /^error \[invalid_input\]: .*appendix z/m,
+    },
+    {
+      name: "--interactive without a terminal or --answers",
+      args: (): string[] => ["research", "a task", "--interactive"],
+      message: /^error \[invalid_input\]: --interactive asks you to choose an idea, but stdin is not a terminal/m,
+    },
+    {
+      name: "--resume of an unknown session",
+      args: (): string[] => ["research", "a task", "--resume", "research_0000000000"],
+      message: /^error \[session_not_found\]: Session 'research_0000000000' does not exist/m,
+    },
   ])("bad input ($name) exits 2 before any model call or session", async ({ args, message }) => {
     const before = sessionDirectories();
     const { env, log } = demoEnv();
@@ -164,7 +224,9 @@ describe("openprogram research", () => {
     const before = sessionDirectories();
     const result = await runCli(["research", "a task", "--work-dir", join(home.home, "paper-5")], { env: home.env() });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/^error \[runtime_missing\]: No model provider is configured \(this command calls the model\)\. Set OPENPROGRAM_PROVIDER/m);
+    expect(result.stderr).toMatch(
+      /^error \[runtime_missing\]: No model provider is configured \(this command calls the model\)\. Set OPENPROGRAM_PROVIDER/m,
+    );
     expect(sessionDirectories()).toEqual(before);
   });
 });

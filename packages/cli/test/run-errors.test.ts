@@ -7,7 +7,10 @@ let home: CliHome;
 beforeAll(async () => {
   home = createCliHome();
   // One existing session, so --resume errors have something to list.
-  const seeded = await runCli(["run", program("pure-code.mjs"), "--session", "existing-session", "--input", '{"text": "seed"}'], { env: home.env() });
+  const seeded = await runCli(
+    ["run", program("pure-code.mjs"), "--session", "existing-session", "--input", '{"text": "seed"}'],
+    { env: home.env() },
+  );
   expect(seeded.code).toBe(0);
 });
 afterAll(() => home.cleanup());
@@ -27,31 +30,96 @@ const summarize = (): string => program("summarize.mjs");
 
 /** Setup errors: exit 2, the message names what is wrong, and no session is created. */
 const USAGE_ERRORS: BadInput[] = [
-  { name: "a module that does not exist", args: () => ["run", "./no-such-module.mjs"], message: /^error \[invalid_input\]: Module not found: .*no-such-module\.mjs/m },
-  { name: "an unsupported extension", args: () => ["run", home.file("program.py", "print(1)")], message: /unsupported extension "\.py"; use one of \.js, \.mjs/ },
-  { name: "a missing export", args: () => ["run", `${summarize()}#summarise`], message: /has no export named 'summarise'\. Its agentic exports: summarize\./ },
-  { name: "an export that is not an agentic function", args: () => ["run", `${program("plain-function.mjs")}#shout`], message: /^error \[not_agentic_function\]: Export 'shout' of .* is not an agentic function \(it is a plain function\)/m },
-  { name: "a module with no agentic export", args: () => ["run", program("plain-function.mjs")], message: /^error \[not_agentic_function\]: .*plain-function\.mjs exports no agentic function/m },
-  { name: "a module with several agentic exports and no #export", args: () => ["run", program("two-programs.mjs")], message: /exports 2 agentic functions \(first, second\) and no agentic default export; pick one, e\.g\. .*two-programs\.mjs#first/ },
-  { name: "a module that throws while loading", args: () => ["run", program("throws-on-import.mjs")], message: /^error \[invalid_input\]: Could not load .*throws-on-import\.mjs: the module refuses to load: missing configuration DATABASE_URL/m },
-  { name: "an export name that is not an identifier", args: () => ["run", `${summarize()}#not-a-name`], message: /"not-a-name" \(after '#' .*\) is not an export name/ },
-  { name: "bad JSON in --input", args: () => ["run", summarize(), "--input", "{text: hi}"], message: /^error \[invalid_input\]: --input is not valid JSON \(.*\)\. Pass a JSON object/m },
-  { name: "an --input that is not an object", args: () => ["run", summarize(), "--input", '["a"]'], message: /--input must be a JSON object \(the program's one input object\), not an array/ },
-  { name: "a missing --input-file", args: () => ["run", summarize(), "--input-file", "/nonexistent/input.json"], message: /Cannot read --input-file \/nonexistent\/input\.json: ENOENT/ },
-  { name: "bad JSON in --input-file", args: () => ["run", summarize(), "--input-file", home.file("bad.json", "{ nope")], message: /--input-file .*bad\.json is not valid JSON/ },
-  { name: "an invalid --session id", args: () => ["run", summarize(), "--session", "../escape"], message: /^error \[invalid_session_id\]: Invalid session id "\.\.\/escape": it contains '\/'/m },
-  { name: "an invalid --resume id", args: () => ["run", summarize(), "--resume", "has space"], message: /^error \[invalid_session_id\]: Invalid session id "has space"/m },
+  {
+    name: "a module that does not exist",
+    args: () => ["run", "./no-such-module.mjs"],
+    message: /^error \[invalid_input\]: Module not found: .*no-such-module\.mjs/m,
+  },
+  {
+    name: "an unsupported extension",
+    args: () => ["run", home.file("program.py", "print(1)")],
+    message: /unsupported extension "\.py"; use one of \.js, \.mjs/,
+  },
+  {
+    name: "a missing export",
+    args: () => ["run", `${summarize()}#summarise`],
+    message: /has no export named 'summarise'\. Its agentic exports: summarize\./,
+  },
+  {
+    name: "an export that is not an agentic function",
+    args: () => ["run", `${program("plain-function.mjs")}#shout`],
+    message:
+      /^error \[not_agentic_function\]: Export 'shout' of .* is not an agentic function \(it is a plain function\)/m,
+  },
+  {
+    name: "a module with no agentic export",
+    args: () => ["run", program("plain-function.mjs")],
+    message: /^error \[not_agentic_function\]: .*plain-function\.mjs exports no agentic function/m,
+  },
+  {
+    name: "a module with several agentic exports and no #export",
+    args: () => ["run", program("two-programs.mjs")],
+    message:
+      /exports 2 agentic functions \(first, second\) and no agentic default export; pick one, e\.g\. .*two-programs\.mjs#first/,
+  },
+  {
+    name: "a module that throws while loading",
+    args: () => ["run", program("throws-on-import.mjs")],
+    message:
+      /^error \[invalid_input\]: Could not load .*throws-on-import\.mjs: the module refuses to load: missing configuration DATABASE_URL/m,
+  },
+  {
+    name: "an export name that is not an identifier",
+    args: () => ["run", `${summarize()}#not-a-name`],
+    message: /"not-a-name" \(after '#' .*\) is not an export name/,
+  },
+  {
+    name: "bad JSON in --input",
+    args: () => ["run", summarize(), "--input", "{text: hi}"],
+    message: /^error \[invalid_input\]: --input is not valid JSON \(.*\)\. Pass a JSON object/m,
+  },
+  {
+    name: "an --input that is not an object",
+    args: () => ["run", summarize(), "--input", '["a"]'],
+    message: /--input must be a JSON object \(the program's one input object\), not an array/,
+  },
+  {
+    name: "a missing --input-file",
+    args: () => ["run", summarize(), "--input-file", "/nonexistent/input.json"],
+    message: /Cannot read --input-file \/nonexistent\/input\.json: ENOENT/,
+  },
+  {
+    name: "bad JSON in --input-file",
+    args: () => ["run", summarize(), "--input-file", home.file("bad.json", "{ nope")],
+    message: /--input-file .*bad\.json is not valid JSON/,
+  },
+  {
+    name: "an invalid --session id",
+    args: () => ["run", summarize(), "--session", "../escape"],
+    message: /^error \[invalid_session_id\]: Invalid session id "\.\.\/escape": it contains '\/'/m,
+  },
+  {
+    name: "an invalid --resume id",
+    args: () => ["run", summarize(), "--resume", "has space"],
+    message: /^error \[invalid_session_id\]: Invalid session id "has space"/m,
+  },
   {
     name: "--resume of a session that does not exist",
     args: () => ["run", summarize(), "--resume", "never-was"],
-    message: /^error \[session_not_found\]: Session 'never-was' does not exist\. Most recent sessions:\n {2}existing-session {2}.*\nRun `openprogram sessions list`/m,
+    message:
+      /^error \[session_not_found\]: Session 'never-was' does not exist\. Most recent sessions:\n {2}existing-session {2}.*\nRun `openprogram sessions list`/m,
   },
-  { name: "a missing answers file", args: () => ["run", summarize(), "--answers", "/nonexistent/answers.txt"], message: /Cannot read the answers file \/nonexistent\/answers\.txt: ENOENT/ },
+  {
+    name: "a missing answers file",
+    args: () => ["run", summarize(), "--answers", "/nonexistent/answers.txt"],
+    message: /Cannot read the answers file \/nonexistent\/answers\.txt: ENOENT/,
+  },
   {
     name: "an unknown provider",
     args: () => ["run", summarize(), "--input", '{"text": "x"}'],
     env: () => ({ OPENPROGRAM_PROVIDER: "gpt" }),
-    message: /^error \[provider_config\]: Unknown provider "gpt" in OPENPROGRAM_PROVIDER; use openai, anthropic, scripted or none\./m,
+    message:
+      /^error \[provider_config\]: Unknown provider "gpt" in OPENPROGRAM_PROVIDER; use openai, anthropic, scripted or none\./m,
   },
   {
     name: "the openai provider without a key or base URL",
@@ -78,18 +146,26 @@ describe("openprogram run: bad input exits 2 with a message naming it, and creat
     expect(sessionDirectories()).toEqual(before);
   });
 
-  it("a .ts program in a CommonJS package scope is refused with the fix: rename to .mts or set \"type\": \"module\"", async () => {
+  it('a .ts program in a CommonJS package scope is refused with the fix: rename to .mts or set "type": "module"', async () => {
     // Inside the package, so the program resolves @openprogram/session-context as a user's install would.
     const scope = mkdtempSync(join(CLI_DIR, ".copy-test-"));
     try {
       writeFileSync(join(scope, "package.json"), JSON.stringify({ name: "a-commonjs-project", type: "commonjs" }));
-      writeFileSync(join(scope, "greet.ts"), 'import { agenticFunction } from "@openprogram/session-context";\nexport default agenticFunction({ name: "greet", doc: "Greet." }, async () => "hi");\n');
+      writeFileSync(
+        join(scope, "greet.ts"),
+        'import { agenticFunction } from "@openprogram/session-context";\nexport default agenticFunction({ name: "greet", doc: "Greet." }, async () => "hi");\n',
+      );
       const before = sessionDirectories();
       const result = await runCli(["run", join(scope, "greet.ts")], { env: home.env() });
       expect(result.code).toBe(2);
-      expect(result.stderr).toMatch(/^error \[invalid_input\]: Could not load .*greet\.ts: .*greet\.ts is loaded as CommonJS \(no "type": "module" in the nearest package\.json\), and @openprogram\/session-context is an ES module: rename it to \.mts, or add "type": "module"/m);
+      expect(result.stderr).toMatch(
+        /^error \[invalid_input\]: Could not load .*greet\.ts: .*greet\.ts is loaded as CommonJS \(no "type": "module" in the nearest package\.json\), and @openprogram\/session-context is an ES module: rename it to \.mts, or add "type": "module"/m,
+      );
       expect(sessionDirectories()).toEqual(before);
-      writeFileSync(join(scope, "greet.mts"), 'import { agenticFunction } from "@openprogram/session-context";\nexport default agenticFunction({ name: "greet", doc: "Greet." }, async () => "hi");\n');
+      writeFileSync(
+        join(scope, "greet.mts"),
+        'import { agenticFunction } from "@openprogram/session-context";\nexport default agenticFunction({ name: "greet", doc: "Greet." }, async () => "hi");\n',
+      );
       const renamed = await runCli(["run", join(scope, "greet.mts")], { env: home.env() });
       expect(renamed.code).toBe(0);
       expect(renamed.stdout).toBe("hi\n");
@@ -115,7 +191,9 @@ describe("openprogram run: bad input exits 2 with a message naming it, and creat
 
 describe("openprogram run: failures of the program itself", () => {
   it("a program that throws exits 1 with `error [code]: message`, no stack, and the node records it", async () => {
-    const result = await runCli(["run", program("fails.mjs"), "--input", '{"reason": "the moon is full"}'], { env: home.env() });
+    const result = await runCli(["run", program("fails.mjs"), "--input", '{"reason": "the moon is full"}'], {
+      env: home.env(),
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^error \[RangeError\]: cannot do that: the moon is full$/m);
     expect(result.stderr).not.toMatch(/^\s+at /m);
@@ -135,13 +213,17 @@ describe("openprogram run: failures of the program itself", () => {
   it("no provider configured: the model call fails with runtime_missing, exit 2, naming the variables to set", async () => {
     const result = await runCli(["run", summarize(), "--input", '{"text": "x"}'], { env: home.env() });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/^error \[runtime_missing\]: No model provider is configured\. Set OPENPROGRAM_PROVIDER to openai, anthropic or scripted/m);
+    expect(result.stderr).toMatch(
+      /^error \[runtime_missing\]: No model provider is configured\. Set OPENPROGRAM_PROVIDER to openai, anthropic or scripted/m,
+    );
     const [node] = await home.db.loadNodes(sessionIdFrom(result.stderr));
     expect(node?.metadata.error).toMatchObject({ code: "runtime_missing" });
   });
 
   it("a program that needs no model runs without a provider", async () => {
-    const result = await runCli(["run", program("pure-code.mjs"), "--input", '{"text": "no model needed"}'], { env: home.env() });
+    const result = await runCli(["run", program("pure-code.mjs"), "--input", '{"text": "no model needed"}'], {
+      env: home.env(),
+    });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ words: 3, source: "cli" });
   });

@@ -20,7 +20,10 @@ async function nodesOf(sessionId: string): Promise<SessionNode[]> {
 describe("openprogram run, against the scripted provider", () => {
   it("sends the function's doc as the system message and records the call in a new cli session", async () => {
     const { env, log } = home.scripted(["A greeting, summarized."]);
-    const result = await runCli(["run", `${program("summarize.mjs")}#summarize`, "--input", '{"text": "hello world"}'], { env: home.env(env) });
+    const result = await runCli(
+      ["run", `${program("summarize.mjs")}#summarize`, "--input", '{"text": "hello world"}'],
+      { env: home.env(env) },
+    );
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("A greeting, summarized.\n");
     const sessionId = sessionIdFrom(result.stderr);
@@ -50,9 +53,17 @@ describe("openprogram run, against the scripted provider", () => {
 
   it("loads a TypeScript module's default export through tsx and nests its calls", async () => {
     const { env, log } = home.scripted(["What is it?\nWhy?\nHow?", "# Notes"]);
-    const result = await runCli(["run", program("research-notes.ts"), "--input", '{"topic": "tides"}', "--json"], { env: home.env(env) });
+    const result = await runCli(["run", program("research-notes.ts"), "--input", '{"topic": "tides"}', "--json"], {
+      env: home.env(env),
+    });
     expect(result.code).toBe(0);
-    const output = JSON.parse(result.stdout) as { ok: boolean; session_id: string; created: boolean; turn_id: string; result: unknown };
+    const output = JSON.parse(result.stdout) as {
+      ok: boolean;
+      session_id: string;
+      created: boolean;
+      turn_id: string;
+      result: unknown;
+    };
     expect(output).toEqual({
       ok: true,
       session_id: sessionIdFrom(result.stderr),
@@ -68,7 +79,12 @@ describe("openprogram run, against the scripted provider", () => {
     ]);
     const nodes = await nodesOf(output.session_id);
     const byId = new Map(nodes.map((node) => [node.id, node]));
-    expect(nodes.map((node) => `${node.name}<${byId.get(node.caller)?.name ?? ""}`)).toEqual(["write_notes<", "outline<write_notes", "scripted<outline", "scripted<write_notes"]);
+    expect(nodes.map((node) => `${node.name}<${byId.get(node.caller)?.name ?? ""}`)).toEqual([
+      "write_notes<",
+      "outline<write_notes",
+      "scripted<outline",
+      "scripted<write_notes",
+    ]);
   });
 
   it("reads the input from --input-file and prints non-string results as JSON", async () => {
@@ -80,17 +96,31 @@ describe("openprogram run, against the scripted provider", () => {
   });
 
   it("--input-file - reads the input object from stdin", async () => {
-    const result = await runCli(["run", program("pure-code.mjs"), "--input-file", "-"], { env: home.env(), input: '{"text": "from standard input"}' });
+    const result = await runCli(["run", program("pure-code.mjs"), "--input-file", "-"], {
+      env: home.env(),
+      input: '{"text": "from standard input"}',
+    });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ words: 3, source: "cli" });
   });
 
   it("--session <new id> creates the session under that id; the same id continues it", async () => {
-    const first = await runCli(["run", program("pure-code.mjs"), "--session", "notes-2026", "--input", '{"text": "a b"}', "--json"], { env: home.env() });
+    const first = await runCli(
+      ["run", program("pure-code.mjs"), "--session", "notes-2026", "--input", '{"text": "a b"}', "--json"],
+      { env: home.env() },
+    );
     expect(first.code).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({ ok: true, session_id: "notes-2026", created: true, result: { words: 2 } });
+    expect(JSON.parse(first.stdout)).toMatchObject({
+      ok: true,
+      session_id: "notes-2026",
+      created: true,
+      result: { words: 2 },
+    });
     expect(first.stderr).toContain("session: notes-2026 (--session notes-2026 to continue)");
-    const second = await runCli(["run", program("pure-code.mjs"), "--resume", "notes-2026", "--input", '{"text": "a b c"}', "--json"], { env: home.env() });
+    const second = await runCli(
+      ["run", program("pure-code.mjs"), "--resume", "notes-2026", "--input", '{"text": "a b c"}', "--json"],
+      { env: home.env() },
+    );
     expect(second.code).toBe(0);
     const output = JSON.parse(second.stdout) as { session_id: string; created: boolean; turn_id: string };
     expect(output).toMatchObject({ session_id: "notes-2026", created: false });
@@ -111,17 +141,23 @@ describe("openprogram run, against a loopback server speaking the OpenAI protoco
   afterAll(() => server.close());
   afterEach(() => server.setHandler((_request, index) => `reply #${index + 1}`));
 
-  const openaiEnv = (): Record<string, string> => home.env({ OPENAI_BASE_URL: server.baseUrl, OPENPROGRAM_MODEL: "fake-model", OPENPROGRAM_MAX_RETRIES: "0" });
+  const openaiEnv = (): Record<string, string> =>
+    home.env({ OPENAI_BASE_URL: server.baseUrl, OPENPROGRAM_MODEL: "fake-model", OPENPROGRAM_MAX_RETRIES: "0" });
 
   it("the request's system message is the doc, and a second run --session <id> sees the first run's history", async () => {
     server.setHandler((_request, index) => (index === 0 ? "Summary one." : "Summary two."));
     const before = server.requests.length;
-    const first = await runCli(["run", program("summarize.mjs"), "--input", '{"text": "first text"}'], { env: openaiEnv() });
+    const first = await runCli(["run", program("summarize.mjs"), "--input", '{"text": "first text"}'], {
+      env: openaiEnv(),
+    });
     expect(first.code).toBe(0);
     expect(first.stdout).toBe("Summary one.\n");
     const sessionId = sessionIdFrom(first.stderr);
 
-    const second = await runCli(["run", program("summarize.mjs"), "--session", sessionId, "--input", '{"text": "second text"}'], { env: openaiEnv() });
+    const second = await runCli(
+      ["run", program("summarize.mjs"), "--session", sessionId, "--input", '{"text": "second text"}'],
+      { env: openaiEnv() },
+    );
     expect(second.code).toBe(0);
     expect(second.stdout).toBe("Summary two.\n");
     expect(sessionIdFrom(second.stderr)).toBe(sessionId);
@@ -143,17 +179,29 @@ describe("openprogram run, against a loopback server speaking the OpenAI protoco
 
     // What the llm node recorded is exactly what went over the wire.
     const llm = (await nodesOf(sessionId)).filter((node) => node.role === "llm");
-    expect(llm.map((node) => node.metadata.prompt_sha256)).toEqual([firstRequest, secondRequest].map((request) => createHash("sha256").update(request?.body ?? "").digest("hex")));
+    expect(llm.map((node) => node.metadata.prompt_sha256)).toEqual(
+      [firstRequest, secondRequest].map((request) =>
+        createHash("sha256")
+          .update(request?.body ?? "")
+          .digest("hex"),
+      ),
+    );
   });
 
   it("a provider error fails the run with exit 1, recorded on the nodes", async () => {
     server.setHandler(() => ({ status: 500, message: "the model is overloaded" }));
-    const result = await runCli(["run", program("summarize.mjs"), "--input", '{"text": "x"}', "--json"], { env: openaiEnv() });
+    const result = await runCli(["run", program("summarize.mjs"), "--input", '{"text": "x"}', "--json"], {
+      env: openaiEnv(),
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^error \[provider_error\]: openai provider failed with HTTP 500: .*overloaded/m);
     expect(result.stderr).not.toMatch(/^\s+at /m);
     const output = JSON.parse(result.stdout) as { ok: boolean; session_id: string; error: { code: string } };
-    expect(output).toMatchObject({ ok: false, created: true, error: { code: "provider_error", name: "ProviderError" } });
+    expect(output).toMatchObject({
+      ok: false,
+      created: true,
+      error: { code: "provider_error", name: "ProviderError" },
+    });
     const nodes = await nodesOf(output.session_id);
     expect(nodes.map((node) => [node.role, node.metadata.status])).toEqual([
       ["code", "failed"],
@@ -166,8 +214,10 @@ describe("openprogram run, against a loopback server speaking the OpenAI protoco
 
 describe("the run's history is what the web would see", () => {
   it("records the input exactly as given and the result as returned", async () => {
-    const input = { text: "ünïcödé  and \"quotes\"", extra: [1, 2, { deep: true }] };
-    const result = await runCli(["run", program("pure-code.mjs"), "--input", JSON.stringify(input), "--json"], { env: home.env() });
+    const input = { text: 'ünïcödé  and "quotes"', extra: [1, 2, { deep: true }] };
+    const result = await runCli(["run", program("pure-code.mjs"), "--input", JSON.stringify(input), "--json"], {
+      env: home.env(),
+    });
     expect(result.code).toBe(0);
     const { session_id: sessionId } = JSON.parse(result.stdout) as { session_id: string };
     const [node] = await nodesOf(sessionId);

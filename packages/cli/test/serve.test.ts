@@ -1,7 +1,16 @@
 import { execFile } from "node:child_process";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { fileURLToPath } from "node:url";
-import { collect, createCliHome, program, readRequestLog, runCli, spawnCli, waitFor, type CliHome } from "./helpers/cli.js";
+import {
+  collect,
+  createCliHome,
+  program,
+  readRequestLog,
+  runCli,
+  spawnCli,
+  waitFor,
+  type CliHome,
+} from "./helpers/cli.js";
 
 const WS_CLIENT = fileURLToPath(new URL("./helpers/ws-client.mjs", import.meta.url));
 
@@ -20,7 +29,10 @@ afterEach(() => {
 });
 
 /** Starts `openprogram serve --port 0 ...` and resolves with its start log entry once it listens. */
-async function startServe(args: string[], env: Record<string, string>): Promise<{ child: ReturnType<typeof spawnCli>; run: ReturnType<typeof collect>; start: Json; lines: () => Json[] }> {
+async function startServe(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ child: ReturnType<typeof spawnCli>; run: ReturnType<typeof collect>; start: Json; lines: () => Json[] }> {
   const child = spawnCli(["serve", "--port", "0", ...args], { env });
   running.push(child);
   const run = collect(child);
@@ -30,7 +42,10 @@ async function startServe(args: string[], env: Record<string, string>): Promise<
       .stdout.split("\n")
       .filter((line) => line.startsWith("{"))
       .map((line) => JSON.parse(line) as Json);
-  await waitFor(() => lines().some((line) => line.event === "start") || child.exitCode !== null, "the dispatcher to start");
+  await waitFor(
+    () => lines().some((line) => line.event === "start") || child.exitCode !== null,
+    "the dispatcher to start",
+  );
   const start = lines().find((line) => line.event === "start");
   if (!start) throw new Error(`serve did not start:\n${run.output().stderr}`);
   return { child, run, start, lines };
@@ -38,17 +53,30 @@ async function startServe(args: string[], env: Record<string, string>): Promise<
 
 function wsSession(url: string, steps: Array<{ send: Json; until: string[] }>): Promise<Json[]> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ["--experimental-websocket", "--no-warnings", WS_CLIENT, JSON.stringify({ url, steps, timeoutMs: 60_000 })], (error, stdout, stderr) => {
-      if (error) reject(new Error(`ws client failed: ${error.message}\n${stderr}\n${stdout}`));
-      else resolve(stdout.split("\n").filter(Boolean).map((line) => JSON.parse(line) as Json));
-    });
+    execFile(
+      process.execPath,
+      ["--experimental-websocket", "--no-warnings", WS_CLIENT, JSON.stringify({ url, steps, timeoutMs: 60_000 })],
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`ws client failed: ${error.message}\n${stderr}\n${stdout}`));
+        else
+          resolve(
+            stdout
+              .split("\n")
+              .filter(Boolean)
+              .map((line) => JSON.parse(line) as Json),
+          );
+      },
+    );
   });
 }
 
 describe("openprogram serve", () => {
   it("serves research plus the --program modules (JS and TypeScript), runs one over WebSocket in sessionContext, and stops on SIGTERM", async () => {
     const { env, log } = home.scripted(["Served summary."]);
-    const { child, run, start } = await startServe(["--program", `${program("summarize.mjs")}#summarize`, "--program", program("research-notes.ts")], home.env(env));
+    const { child, run, start } = await startServe(
+      ["--program", `${program("summarize.mjs")}#summarize`, "--program", program("research-notes.ts")],
+      home.env(env),
+    );
     expect(start.programs).toEqual(expect.arrayContaining(["research", "summarize", "write_notes"]));
     expect(start.token).toBe("not required (loopback only)");
     const url = String(start.url);
@@ -57,13 +85,24 @@ describe("openprogram serve", () => {
 
     const frames = await wsSession(String(start.ws_url), [
       { send: { type: "list_programs" }, until: ["programs", "error"] },
-      { send: { type: "run", program: "summarize", input: { text: "served text" } }, until: ["turn_done", "turn_failed", "error"] },
+      {
+        send: { type: "run", program: "summarize", input: { text: "served text" } },
+        until: ["turn_done", "turn_failed", "error"],
+      },
     ]);
-    const programs = frames.find((frame) => frame.type === "programs")?.programs as Array<{ name: string; doc: string }>;
-    expect(programs.find((entry) => entry.name === "summarize")?.doc).toBe("Summarize the text in one sentence of plain English. Never add facts.");
+    const programs = frames.find((frame) => frame.type === "programs")?.programs as Array<{
+      name: string;
+      doc: string;
+    }>;
+    expect(programs.find((entry) => entry.name === "summarize")?.doc).toBe(
+      "Summarize the text in one sentence of plain English. Never add facts.",
+    );
     const done = frames.find((frame) => frame.type === "turn_done");
     expect(done?.result).toBe("Served summary.");
-    expect(readRequestLog(log)[0]?.messages[0]).toEqual({ role: "system", content: "Summarize the text in one sentence of plain English. Never add facts." });
+    expect(readRequestLog(log)[0]?.messages[0]).toEqual({
+      role: "system",
+      content: "Summarize the text in one sentence of plain English. Never add facts.",
+    });
     const sessionId = String(done?.session_id);
     const nodes = await home.db.loadNodes(sessionId);
     expect(nodes.map((node) => [node.name, node.metadata.status])).toEqual([
@@ -78,16 +117,26 @@ describe("openprogram serve", () => {
   });
 
   it("takes its programs from OPENPROGRAM_PROGRAMS when no --program is given (for service managers)", async () => {
-    const { child, run, start } = await startServe([], home.env({ OPENPROGRAM_PROGRAMS: `${program("summarize.mjs")}#summarize, ${program("where-am-i.mjs")}#whereAmI` }));
+    const { child, run, start } = await startServe(
+      [],
+      home.env({
+        OPENPROGRAM_PROGRAMS: `${program("summarize.mjs")}#summarize, ${program("where-am-i.mjs")}#whereAmI`,
+      }),
+    );
     expect(start.programs).toEqual(expect.arrayContaining(["research", "summarize", "where_am_i"]));
     child.kill("SIGTERM");
     expect((await run).code).toBe(0);
   });
 
   it("--isolate runs each --program in a child process", async () => {
-    const { child, run, start } = await startServe(["--isolate", "--program", `${program("where-am-i.mjs")}#whereAmI`], home.env());
+    const { child, run, start } = await startServe(
+      ["--isolate", "--program", `${program("where-am-i.mjs")}#whereAmI`],
+      home.env(),
+    );
     expect(start.programs).toEqual(expect.arrayContaining(["research", "where_am_i"]));
-    const frames = await wsSession(String(start.ws_url), [{ send: { type: "run", program: "where_am_i", input: {} }, until: ["turn_done", "turn_failed", "error"] }]);
+    const frames = await wsSession(String(start.ws_url), [
+      { send: { type: "run", program: "where_am_i", input: {} }, until: ["turn_done", "turn_failed", "error"] },
+    ]);
     const done = frames.find((frame) => frame.type === "turn_done");
     expect(done, JSON.stringify(frames)).toBeDefined();
     const result = done?.result as { pid: number; session: string };
@@ -99,11 +148,32 @@ describe("openprogram serve", () => {
   });
 
   it.each([
-    { name: "a --program module that does not exist", args: ["--program", "./nope.mjs#x"], message: /^error \[invalid_input\]: Module not found: .*nope\.mjs/m },
-    { name: "a --program export that is not agentic", args: ["--program", `${program("plain-function.mjs")}#shout`], message: /^error \[not_agentic_function\]: Export 'shout'/m },
-    { name: "two --program functions with the same name", args: ["--program", `${program("two-programs.mjs")}#first`, "--program", `${program("two-programs.mjs")}#first`], message: /^error \[invalid_input\]: Two programs are named 'first'/m },
-    { name: "a --port that is not a number", args: ["--port", "eighty"], message: /^error \[invalid_input\]: --port "eighty" must be an integer from 0 to 65535/m },
-    { name: "a public --host without a token", args: ["--host", "0.0.0.0"], message: /^error \[invalid_input\]: --host 0\.0\.0\.0 is not a loopback address, so the dispatcher requires a token/m },
+    {
+      name: "a --program module that does not exist",
+      args: ["--program", "./nope.mjs#x"],
+      message: /^error \[invalid_input\]: Module not found: .*nope\.mjs/m,
+    },
+    {
+      name: "a --program export that is not agentic",
+      args: ["--program", `${program("plain-function.mjs")}#shout`],
+      message: /^error \[not_agentic_function\]: Export 'shout'/m,
+    },
+    {
+      name: "two --program functions with the same name",
+      args: ["--program", `${program("two-programs.mjs")}#first`, "--program", `${program("two-programs.mjs")}#first`],
+      message: /^error \[invalid_input\]: Two programs are named 'first'/m,
+    },
+    {
+      name: "a --port that is not a number",
+      args: ["--port", "eighty"],
+      message: /^error \[invalid_input\]: --port "eighty" must be an integer from 0 to 65535/m,
+    },
+    {
+      name: "a public --host without a token",
+      args: ["--host", "0.0.0.0"],
+      message:
+        /^error \[invalid_input\]: --host 0\.0\.0\.0 is not a loopback address, so the dispatcher requires a token/m,
+    },
   ])("bad configuration ($name) exits 2 before listening", async ({ args, message }) => {
     const result = await runCli(["serve", ...args], { env: home.env() });
     expect(result.stderr).toMatch(message);

@@ -33,7 +33,9 @@ async function startServer(mode: "echo" | "dispatcher", replies: number): Promis
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
   const first = await new Promise<string>((resolve, reject) => {
     lines.once("line", resolve);
-    child.once("exit", (code) => reject(new Error(`server-child ${mode} exited with ${String(code)} before listening`)));
+    child.once("exit", (code) =>
+      reject(new Error(`server-child ${mode} exited with ${String(code)} before listening`)),
+    );
   });
   const { port } = JSON.parse(first) as { port: number };
   return {
@@ -94,7 +96,12 @@ interface Round {
 }
 
 /** `clients` connections each doing `turns` sequential exchanges at once. */
-async function load(url: string, clients: number, turns: number, exchange: (client: LoadClient, turn: number, state: { sessionId?: string }) => Promise<void>): Promise<Round> {
+async function load(
+  url: string,
+  clients: number,
+  turns: number,
+  exchange: (client: LoadClient, turn: number, state: { sessionId?: string }) => Promise<void>,
+): Promise<Round> {
   const connections = await Promise.all(Array.from({ length: clients }, () => LoadClient.open(url)));
   const latencies: number[] = [];
   const began = performance.now();
@@ -114,12 +121,19 @@ async function load(url: string, clients: number, turns: number, exchange: (clie
 }
 
 const echoExchange = async (client: LoadClient, turn: number): Promise<void> => {
-  await client.exchange(JSON.stringify({ type: "chat", session_id: "session_0123456789", text: `message ${turn}` }), () => true);
+  await client.exchange(
+    JSON.stringify({ type: "chat", session_id: "session_0123456789", text: `message ${turn}` }),
+    () => true,
+  );
 };
 
 /** One chat turn: a new session on the first turn, then the same session. */
 const chatExchange = async (client: LoadClient, turn: number, state: { sessionId?: string }): Promise<void> => {
-  const frame = JSON.stringify({ type: "chat", text: `message ${turn}`, ...(state.sessionId ? { session_id: state.sessionId } : {}) });
+  const frame = JSON.stringify({
+    type: "chat",
+    text: `message ${turn}`,
+    ...(state.sessionId ? { session_id: state.sessionId } : {}),
+  });
   const last = await client.exchange(frame, (text) => {
     const parsed = JSON.parse(text) as { type: string; session_id?: string };
     if (parsed.type === "session") state.sessionId = parsed.session_id;
@@ -141,9 +155,15 @@ function throughput(round: Round): number {
 }
 
 async function main(): Promise<void> {
-  process.stdout.write(`dispatcher bench: ${CLIENTS} clients x ${TURNS} chat turns, ${ROUNDS} round(s); RSS after ${SESSIONS_FOR_RSS} sessions\n`);
+  process.stdout.write(
+    `dispatcher bench: ${CLIENTS} clients x ${TURNS} chat turns, ${ROUNDS} round(s); RSS after ${SESSIONS_FOR_RSS} sessions\n`,
+  );
   // The machine is shared: the load average says how much of it this run had.
-  process.stdout.write(`load average at start: ${loadavg().map((value) => value.toFixed(2)).join(" ")}\n`);
+  process.stdout.write(
+    `load average at start: ${loadavg()
+      .map((value) => value.toFixed(2))
+      .join(" ")}\n`,
+  );
 
   const echo = await startServer("echo", 0);
   const echoUrl = `ws://127.0.0.1:${echo.port}`;
@@ -164,7 +184,12 @@ async function main(): Promise<void> {
   // the server process with alternating rounds so both meet the same load.
   const paired = await server.ask<{ dispatcher: number[]; core: number[] }>({ cmd: "interleaved", turns: TURNS * 2 });
   // One alternating round is enough to say where the time goes (the aims are judged on the rounds above).
-  const concurrent = await server.ask<{ dispatcher: Round[]; core: Round[] }>({ cmd: "paired", concurrency: CLIENTS, turnsPerClient: TURNS, rounds: 1 });
+  const concurrent = await server.ask<{ dispatcher: Round[]; core: Round[] }>({
+    cmd: "paired",
+    concurrency: CLIENTS,
+    turnsPerClient: TURNS,
+    rounds: 1,
+  });
 
   await server.stop();
 
@@ -178,7 +203,11 @@ async function main(): Promise<void> {
   const sessionsUsed = perClient * CLIENTS;
   const rssAfter = (await fresh.ask<{ rss: number }>({ cmd: "rss" })).rss;
   await fresh.stop();
-  process.stdout.write(`load average at end: ${loadavg().map((value) => value.toFixed(2)).join(" ")}\n`);
+  process.stdout.write(
+    `load average at end: ${loadavg()
+      .map((value) => value.toFixed(2))
+      .join(" ")}\n`,
+  );
 
   const all = pooled(rounds);
   const echoAll = pooled(echoRounds);
@@ -190,17 +219,98 @@ async function main(): Promise<void> {
   const echoP99 = percentile(echoAll, 99);
   const base = { package: "dispatcher", samples: all.length } as const;
 
-  report({ ...base, metric: `chat turns per second (${CLIENTS} clients x ${TURNS} turns)`, unit: "turns/s", median: turnsPerSecond, baseline: echoPerSecond, baselineLabel: "ws echo round trips/s", target: ">= 150 turns/s", met: turnsPerSecond >= 150 });
-  report({ ...base, metric: "turn latency p50 (send chat -> turn_done)", unit: "ms", median: p50, baseline: echoP50, baselineLabel: "ws echo p50" });
-  report({ ...base, metric: "turn latency p99", unit: "ms", median: p99, baseline: echoP99, baselineLabel: "ws echo p99" });
-  report({ ...base, metric: "added latency per turn p50 (turn - echo)", unit: "ms", median: p50 - echoP50, baseline: echoP50, baselineLabel: "ws echo p50" });
-  report({ ...base, metric: "added latency per turn p99 (turn - echo)", unit: "ms", median: p99 - echoP99, baseline: echoP99, baselineLabel: "ws echo p99", target: "<= 60 ms", met: p99 - echoP99 <= 60 });
-  report({ ...base, samples: single.latencies.length, metric: "one client alone: turn latency p50", unit: "ms", median: median(single.latencies), baseline: median(echoSingle.latencies), baselineLabel: "ws echo p50, one client" });
+  report({
+    ...base,
+    metric: `chat turns per second (${CLIENTS} clients x ${TURNS} turns)`,
+    unit: "turns/s",
+    median: turnsPerSecond,
+    baseline: echoPerSecond,
+    baselineLabel: "ws echo round trips/s",
+    target: ">= 150 turns/s",
+    met: turnsPerSecond >= 150,
+  });
+  report({
+    ...base,
+    metric: "turn latency p50 (send chat -> turn_done)",
+    unit: "ms",
+    median: p50,
+    baseline: echoP50,
+    baselineLabel: "ws echo p50",
+  });
+  report({
+    ...base,
+    metric: "turn latency p99",
+    unit: "ms",
+    median: p99,
+    baseline: echoP99,
+    baselineLabel: "ws echo p99",
+  });
+  report({
+    ...base,
+    metric: "added latency per turn p50 (turn - echo)",
+    unit: "ms",
+    median: p50 - echoP50,
+    baseline: echoP50,
+    baselineLabel: "ws echo p50",
+  });
+  report({
+    ...base,
+    metric: "added latency per turn p99 (turn - echo)",
+    unit: "ms",
+    median: p99 - echoP99,
+    baseline: echoP99,
+    baselineLabel: "ws echo p99",
+    target: "<= 60 ms",
+    met: p99 - echoP99 <= 60,
+  });
+  report({
+    ...base,
+    samples: single.latencies.length,
+    metric: "one client alone: turn latency p50",
+    unit: "ms",
+    median: median(single.latencies),
+    baseline: median(echoSingle.latencies),
+    baselineLabel: "ws echo p50, one client",
+  });
   // Where the time goes: the same turns run by the core alone, in the server process.
-  report({ ...base, samples: pooled(concurrent.dispatcher).length, metric: `${CLIENTS} concurrent clients in the server process: turns per second through the dispatcher`, unit: "turns/s", median: median(concurrent.dispatcher.map(throughput)), baseline: median(concurrent.core.map(throughput)), baselineLabel: "core alone, same process, alternating rounds" });
-  report({ ...base, samples: paired.dispatcher.length, metric: "one turn through the dispatcher p50 (interleaved with the core alone)", unit: "ms", median: median(paired.dispatcher), baseline: median(paired.core), baselineLabel: "core alone, same process" });
-  report({ ...base, samples: growing.latencies.length, metric: `chat turns per second, one new session per turn, up to ${sessionsUsed} sessions`, unit: "turns/s", median: throughput(growing), baseline: turnsPerSecond, baselineLabel: `${CLIENTS} clients x ${TURNS} turns` });
-  report({ ...base, samples: 1, metric: `server RSS after ${sessionsUsed} sessions`, unit: "MiB", median: rssAfter / MiB, baseline: rssAtStart / MiB, baselineLabel: "RSS at start", target: "< 200 MiB", met: rssAfter / MiB < 200 });
+  report({
+    ...base,
+    samples: pooled(concurrent.dispatcher).length,
+    metric: `${CLIENTS} concurrent clients in the server process: turns per second through the dispatcher`,
+    unit: "turns/s",
+    median: median(concurrent.dispatcher.map(throughput)),
+    baseline: median(concurrent.core.map(throughput)),
+    baselineLabel: "core alone, same process, alternating rounds",
+  });
+  report({
+    ...base,
+    samples: paired.dispatcher.length,
+    metric: "one turn through the dispatcher p50 (interleaved with the core alone)",
+    unit: "ms",
+    median: median(paired.dispatcher),
+    baseline: median(paired.core),
+    baselineLabel: "core alone, same process",
+  });
+  report({
+    ...base,
+    samples: growing.latencies.length,
+    metric: `chat turns per second, one new session per turn, up to ${sessionsUsed} sessions`,
+    unit: "turns/s",
+    median: throughput(growing),
+    baseline: turnsPerSecond,
+    baselineLabel: `${CLIENTS} clients x ${TURNS} turns`,
+  });
+  report({
+    ...base,
+    samples: 1,
+    metric: `server RSS after ${sessionsUsed} sessions`,
+    unit: "MiB",
+    median: rssAfter / MiB,
+    baseline: rssAtStart / MiB,
+    baselineLabel: "RSS at start",
+    target: "< 200 MiB",
+    met: rssAfter / MiB < 200,
+  });
 }
 
 await main();

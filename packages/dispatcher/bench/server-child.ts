@@ -27,7 +27,11 @@ async function start(): Promise<{ port: number; wsUrl: string; close: () => Prom
     wss.on("connection", (socket) => socket.on("message", (data) => socket.send((data as Buffer).toString("utf8"))));
     await new Promise<void>((resolve) => wss.once("listening", () => resolve()));
     const address = wss.address() as { port: number };
-    return { port: address.port, wsUrl: `ws://127.0.0.1:${address.port}`, close: () => new Promise((resolve) => wss.close(() => resolve())) };
+    return {
+      port: address.port,
+      wsUrl: `ws://127.0.0.1:${address.port}`,
+      close: () => new Promise((resolve) => wss.close(() => resolve())),
+    };
   }
   if (mode === "dispatcher") {
     const dispatcher = await createDispatcher({ port: 0, db: store.db, runtime });
@@ -37,8 +41,13 @@ async function start(): Promise<{ port: number; wsUrl: string; close: () => Prom
 }
 
 /** The core alone, in-process, on the dispatcher's own store: the same chat turns with no dispatcher in front. */
-async function coreTurns(concurrency: number, turnsPerClient: number): Promise<{ latencies: number[]; wallMs: number }> {
-  const { runtime: coreRuntime } = scriptedRuntime(Array.from({ length: concurrency * turnsPerClient }, (_, index) => `reply ${index}`));
+async function coreTurns(
+  concurrency: number,
+  turnsPerClient: number,
+): Promise<{ latencies: number[]; wallMs: number }> {
+  const { runtime: coreRuntime } = scriptedRuntime(
+    Array.from({ length: concurrency * turnsPerClient }, (_, index) => `reply ${index}`),
+  );
   const latencies: number[] = [];
   const began = performance.now();
   await Promise.all(
@@ -46,10 +55,13 @@ async function coreTurns(concurrency: number, turnsPerClient: number): Promise<{
       let sessionId: string | undefined;
       for (let turn = 0; turn < turnsPerClient; turn++) {
         const started = performance.now();
-        sessionId = await sessionContext({ sessionId, db: store.db, runtime: coreRuntime, source: "bench", fromEnvironment: false }, async (session) => {
-          await chat(`message ${turn}`);
-          return session.sessionId;
-        });
+        sessionId = await sessionContext(
+          { sessionId, db: store.db, runtime: coreRuntime, source: "bench", fromEnvironment: false },
+          async (session) => {
+            await chat(`message ${turn}`);
+            return session.sessionId;
+          },
+        );
         latencies.push(performance.now() - started);
       }
     }),
@@ -83,14 +95,19 @@ async function interleaved(turns: number): Promise<{ dispatcher: number[]; core:
     let started = performance.now();
     await new Promise<void>((resolve) => {
       finished = resolve;
-      socket.send(JSON.stringify({ type: "chat", text: `message ${turn}`, ...(webSession ? { session_id: webSession } : {}) }));
+      socket.send(
+        JSON.stringify({ type: "chat", text: `message ${turn}`, ...(webSession ? { session_id: webSession } : {}) }),
+      );
     });
     result.dispatcher.push(performance.now() - started);
     started = performance.now();
-    coreSession = await sessionContext({ sessionId: coreSession, db: core.db, runtime: coreRuntime, source: "bench", fromEnvironment: false }, async (session) => {
-      await chat(`message ${turn}`);
-      return session.sessionId;
-    });
+    coreSession = await sessionContext(
+      { sessionId: coreSession, db: core.db, runtime: coreRuntime, source: "bench", fromEnvironment: false },
+      async (session) => {
+        await chat(`message ${turn}`);
+        return session.sessionId;
+      },
+    );
     result.core.push(performance.now() - started);
   }
   socket.close();
@@ -99,7 +116,10 @@ async function interleaved(turns: number): Promise<{ dispatcher: number[]; core:
 }
 
 /** `concurrency` clients in this process, each running `turnsPerClient` chat turns through the dispatcher. */
-async function dispatcherTurns(concurrency: number, turnsPerClient: number): Promise<{ latencies: number[]; wallMs: number }> {
+async function dispatcherTurns(
+  concurrency: number,
+  turnsPerClient: number,
+): Promise<{ latencies: number[]; wallMs: number }> {
   const sockets = await Promise.all(
     Array.from({ length: concurrency }, async () => {
       const socket = new WebSocket(server.wsUrl, { perMessageDeflate: false });
@@ -126,7 +146,9 @@ async function dispatcherTurns(concurrency: number, turnsPerClient: number): Pro
             resolve();
           };
           socket.on("message", onMessage);
-          socket.send(JSON.stringify({ type: "chat", text: `message ${turn}`, ...(sessionId ? { session_id: sessionId } : {}) }));
+          socket.send(
+            JSON.stringify({ type: "chat", text: `message ${turn}`, ...(sessionId ? { session_id: sessionId } : {}) }),
+          );
         });
         latencies.push(performance.now() - started);
       }
@@ -142,11 +164,17 @@ async function dispatcherTurns(concurrency: number, turnsPerClient: number): Pro
  * in this process; which goes first alternates too, so neither always meets a
  * warmer (or busier) machine.
  */
-async function paired(concurrency: number, turnsPerClient: number, rounds: number): Promise<{ dispatcher: Round[]; core: Round[] }> {
+async function paired(
+  concurrency: number,
+  turnsPerClient: number,
+  rounds: number,
+): Promise<{ dispatcher: Round[]; core: Round[] }> {
   const result = { dispatcher: [] as Round[], core: [] as Round[] };
   for (let round = 0; round < rounds; round++) {
-    const viaDispatcher = (): Promise<void> => dispatcherTurns(concurrency, turnsPerClient).then((done) => void result.dispatcher.push(done));
-    const viaCore = (): Promise<void> => coreTurns(concurrency, turnsPerClient).then((done) => void result.core.push(done));
+    const viaDispatcher = (): Promise<void> =>
+      dispatcherTurns(concurrency, turnsPerClient).then((done) => void result.dispatcher.push(done));
+    const viaCore = (): Promise<void> =>
+      coreTurns(concurrency, turnsPerClient).then((done) => void result.core.push(done));
     if (round % 2 === 0) {
       await viaDispatcher();
       await viaCore();

@@ -53,7 +53,11 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
     }),
   );
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
-  const policy = { token: settings.token, allowedOrigins: settings.allowedOrigins, loopbackBound: isLoopbackHost(settings.host) };
+  const policy = {
+    token: settings.token,
+    allowedOrigins: settings.allowedOrigins,
+    loopbackBound: isLoopbackHost(settings.host),
+  };
   let nextClient = 1;
 
   server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -76,24 +80,40 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
 
   function accept(socket: WebSocket, request: IncomingMessage): void {
     const client = new Client(`c${nextClient++}`, socket, (slow) =>
-      log.warn("client_too_slow", { client: slow.id, hint: "the client stopped reading its frames; it was disconnected" }),
+      log.warn("client_too_slow", {
+        client: slow.id,
+        hint: "the client stopped reading its frames; it was disconnected",
+      }),
     );
     clients.set(socket, client);
-    log.info("connection_open", { client: client.id, remote: request.socket.remoteAddress, origin: request.headers.origin });
+    log.info("connection_open", {
+      client: client.id,
+      remote: request.socket.remoteAddress,
+      origin: request.headers.origin,
+    });
     socket.on("pong", () => (client.alive = true));
     socket.on("message", (data, isBinary) => {
       void frames.receive(client, data, isBinary);
     });
     socket.on("error", (error: Error & { code?: string }) => {
       // ws closes the socket itself (1009 for frames over maxPayload, 1002 for protocol errors).
-      log.warn("connection_error", { client: client.id, error_code: error.code ?? "socket_error", message: error.message });
+      log.warn("connection_error", {
+        client: client.id,
+        error_code: error.code ?? "socket_error",
+        message: error.message,
+      });
     });
     socket.on("close", (code) => {
       clients.delete(socket);
       subscriptions.dropClient(client);
       log.info("connection_close", { client: client.id, code });
     });
-    client.send({ type: "hello", protocol_version: PROTOCOL_VERSION, server: "openprogram-dispatcher", version: DISPATCHER_VERSION });
+    client.send({
+      type: "hello",
+      protocol_version: PROTOCOL_VERSION,
+      server: "openprogram-dispatcher",
+      version: DISPATCHER_VERSION,
+    });
   }
 
   const address = await listen(server, settings);
@@ -126,7 +146,12 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
       wss.close();
       server.closeAllConnections();
       await serverClosed;
-      log.info("shutdown_complete", { reason, cancelled_turns: cancelled, abandoned_turns: abandoned, duration_ms: Math.round(performance.now() - began) });
+      log.info("shutdown_complete", {
+        reason,
+        cancelled_turns: cancelled,
+        abandoned_turns: abandoned,
+        duration_ms: Math.round(performance.now() - began),
+      });
     })();
     return shutdownPromise;
   };
@@ -145,7 +170,9 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
 function storeFor(options: DispatcherOptions): SessionDB {
   if (options.db) {
     if (options.sessionsRoot !== undefined && resolve(options.sessionsRoot) !== options.db.root) {
-      throw new InvalidInputError(`sessionsRoot ${options.sessionsRoot} and db (rooted at ${options.db.root}) disagree; pass one of them.`);
+      throw new InvalidInputError(
+        `sessionsRoot ${options.sessionsRoot} and db (rooted at ${options.db.root}) disagree; pass one of them.`,
+      );
     }
     return options.db;
   }

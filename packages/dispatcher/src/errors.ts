@@ -22,7 +22,9 @@ export class UnknownProgramError extends OpenProgramError {
   ) {
     super(
       `No program named ${JSON.stringify(program)} is registered. ` +
-        (registered.length > 0 ? `Registered: ${registered.join(", ")}.` : "None are registered; start the dispatcher with --program module#export."),
+        (registered.length > 0
+          ? `Registered: ${registered.join(", ")}.`
+          : "None are registered; start the dispatcher with --program module#export."),
     );
   }
 }
@@ -31,7 +33,9 @@ export class UnknownProgramError extends OpenProgramError {
 export class UnknownQuestionError extends OpenProgramError {
   readonly code = "unknown_question";
   constructor(readonly questionId: string) {
-    super(`No question ${JSON.stringify(questionId)} is waiting for an answer; it was answered, timed out or cancelled, or never asked.`);
+    super(
+      `No question ${JSON.stringify(questionId)} is waiting for an answer; it was answered, timed out or cancelled, or never asked.`,
+    );
   }
 }
 
@@ -57,6 +61,8 @@ export class WebAssetsMissingError extends OpenProgramError {
 export class TooManyTurnsError extends OpenProgramError {
   readonly code = "too_many_turns";
   constructor(limit: number) {
-    super(`This connection already runs ${limit} turns, the most it may; wait for one to finish, or open another connection.`);
+    super(
+      `This connection already runs ${limit} turns, the most it may; wait for one to finish, or open another connection.`,
+    );
   }
 }

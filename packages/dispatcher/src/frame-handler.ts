@@ -52,7 +52,12 @@ export class FrameHandler {
     } catch (caught) {
       const error = toOpenProgramError(caught);
       if (error.code === "internal_error") {
-        this.deps.log.error("frame_failed", { client: client.id, action: parsed.frame.type, error_code: error.code, message: error.message });
+        this.deps.log.error("frame_failed", {
+          client: client.id,
+          action: parsed.frame.type,
+          error_code: error.code,
+          message: error.message,
+        });
       }
       this.reject(client, error.code, error.message, parsed.frame.client_msg_id, parsed.frame.type);
     }
@@ -77,9 +82,18 @@ export class FrameHandler {
         return;
       case "subscribe": {
         const record = await db.getSession(frame.session_id);
-        if (!record) throw new SessionNotFoundError(frame.session_id, "Start it with a chat or run frame carrying this session_id.");
+        if (!record)
+          throw new SessionNotFoundError(
+            frame.session_id,
+            "Start it with a chat or run frame carrying this session_id.",
+          );
         subscriptions.subscribe(client, frame.session_id);
-        client.send({ type: "subscribed", session_id: frame.session_id, status: record.status, busy: turns.isBusy(frame.session_id) });
+        client.send({
+          type: "subscribed",
+          session_id: frame.session_id,
+          status: record.status,
+          busy: turns.isBusy(frame.session_id),
+        });
         for (const question of asker.pendingFor(frame.session_id)) client.send(question);
         return;
       }
@@ -123,8 +137,18 @@ export class FrameHandler {
   }
 
   private reject(client: Client, code: string, message: string, ref?: string, action?: string): void {
-    client.send({ type: "error", code, message, ...(ref !== undefined ? { ref } : {}), ...(action !== undefined ? { action } : {}) });
-    this.deps.log.warn("frame_rejected", { client: client.id, ...(action !== undefined ? { action } : {}), error_code: code });
+    client.send({
+      type: "error",
+      code,
+      message,
+      ...(ref !== undefined ? { ref } : {}),
+      ...(action !== undefined ? { action } : {}),
+    });
+    this.deps.log.warn("frame_rejected", {
+      client: client.id,
+      ...(action !== undefined ? { action } : {}),
+      error_code: code,
+    });
   }
 }
 

@@ -24,11 +24,16 @@ const PAGE_HEADERS = {
 } as const;
 
 /** Serves the page, `/healthz` and `/readyz`; everything else is 404 (GET and HEAD only). */
-export function createRequestHandler(deps: HttpDependencies): (request: IncomingMessage, response: ServerResponse) => void {
+export function createRequestHandler(
+  deps: HttpDependencies,
+): (request: IncomingMessage, response: ServerResponse) => void {
   return (request, response) => {
     void route(deps, request, response).catch((error: unknown) => {
       deps.log.error("http_error", { path: pathOf(request), message: (error as Error).message });
-      if (!response.headersSent) sendJson(response, 500, { error: { code: "internal_error", message: "The request failed; see the dispatcher's log." } });
+      if (!response.headersSent)
+        sendJson(response, 500, {
+          error: { code: "internal_error", message: "The request failed; see the dispatcher's log." },
+        });
       else response.destroy();
     });
   };
@@ -38,11 +43,20 @@ async function route(deps: HttpDependencies, request: IncomingMessage, response:
   const path = pathOf(request);
   if (request.method !== "GET" && request.method !== "HEAD") {
     response.setHeader("allow", "GET, HEAD");
-    sendJson(response, 405, { error: { code: "method_not_allowed", message: `${request.method ?? "?"} is not supported; the dispatcher answers GET and HEAD.` } });
+    sendJson(response, 405, {
+      error: {
+        code: "method_not_allowed",
+        message: `${request.method ?? "?"} is not supported; the dispatcher answers GET and HEAD.`,
+      },
+    });
     return;
   }
   if (path === "/healthz") {
-    sendJson(response, 200, { status: "ok", version: deps.version, uptime_s: Math.round((performance.now() - deps.startedAt) / 1000) });
+    sendJson(response, 200, {
+      status: "ok",
+      version: deps.version,
+      uptime_s: Math.round((performance.now() - deps.startedAt) / 1000),
+    });
     return;
   }
   if (path === "/readyz") {
@@ -52,12 +66,19 @@ async function route(deps: HttpDependencies, request: IncomingMessage, response:
   }
   if (path === WS_PATH) {
     response.setHeader("upgrade", "websocket");
-    sendJson(response, 426, { error: { code: "upgrade_required", message: `${WS_PATH} is the WebSocket endpoint; connect with a WebSocket client.` } });
+    sendJson(response, 426, {
+      error: {
+        code: "upgrade_required",
+        message: `${WS_PATH} is the WebSocket endpoint; connect with a WebSocket client.`,
+      },
+    });
     return;
   }
   const asset = deps.assets.get(path);
   if (!asset) {
-    sendJson(response, 404, { error: { code: "not_found", message: `Nothing at ${path}. The page is at /, health at /healthz and /readyz.` } });
+    sendJson(response, 404, {
+      error: { code: "not_found", message: `Nothing at ${path}. The page is at /, health at /healthz and /readyz.` },
+    });
     return;
   }
   if (request.headers["if-none-match"] === asset.etag) {
@@ -65,13 +86,24 @@ async function route(deps: HttpDependencies, request: IncomingMessage, response:
     response.end();
     return;
   }
-  response.writeHead(200, { "content-type": asset.type, "content-length": asset.body.length, etag: asset.etag, "cache-control": "no-cache", ...PAGE_HEADERS });
+  response.writeHead(200, {
+    "content-type": asset.type,
+    "content-length": asset.body.length,
+    etag: asset.etag,
+    "cache-control": "no-cache",
+    ...PAGE_HEADERS,
+  });
   response.end(request.method === "HEAD" ? undefined : asset.body);
 }
 
 function sendJson(response: ServerResponse, status: number, value: unknown): void {
   const body = JSON.stringify(value);
-  response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), "cache-control": "no-store", "x-content-type-options": "nosniff" });
+  response.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    "cache-control": "no-store",
+    "x-content-type-options": "nosniff",
+  });
   response.end(body);
 }
 

@@ -75,7 +75,8 @@ export function redactSecrets<T>(value: T, secrets: readonly string[]): T {
   const walk = (item: unknown): unknown => {
     if (typeof item === "string") return active.reduce((text, secret) => text.split(secret).join(REDACTED), item);
     if (Array.isArray(item)) return item.map(walk);
-    if (item !== null && typeof item === "object") return Object.fromEntries(Object.entries(item).map(([key, inner]) => [key, walk(inner)]));
+    if (item !== null && typeof item === "object")
+      return Object.fromEntries(Object.entries(item).map(([key, inner]) => [key, walk(inner)]));
     return item;
   };
   return walk(value) as T;
@@ -106,7 +107,12 @@ function startBanner(fields: Record<string, unknown>): string {
     ["programs", Array.isArray(fields.programs) && fields.programs.length > 0 ? fields.programs.join(", ") : "(none)"],
     ["provider", fields.provider],
     ["token", fields.token],
-    ["allowed origins", Array.isArray(fields.allowed_origins) && fields.allowed_origins.length > 0 ? fields.allowed_origins.join(", ") : "same host only"],
+    [
+      "allowed origins",
+      Array.isArray(fields.allowed_origins) && fields.allowed_origins.length > 0
+        ? fields.allowed_origins.join(", ")
+        : "same host only",
+    ],
     ["shutdown grace", `${String(fields.shutdown_grace_ms)} ms`],
   ];
   const version = typeof fields.version === "string" ? ` ${fields.version}` : "";

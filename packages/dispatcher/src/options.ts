@@ -7,7 +7,9 @@ import { isLoopbackHost } from "./loopback.js";
  * process), or an entry with its own `run` (e.g. one the CLI runs isolated in
  * a child process). Either runs inside the turn's session context.
  */
-export type ProgramEntry = AgenticFunction<never, unknown> | { run(input: unknown): Promise<unknown>; description?: string };
+export type ProgramEntry =
+  | AgenticFunction<never, unknown>
+  | { run(input: unknown): Promise<unknown>; description?: string };
 
 /** Options of `createDispatcher`. */
 export interface DispatcherOptions {
@@ -66,9 +68,11 @@ export interface NormalizedOptions {
 /** Applies defaults and refuses unusable values with an InvalidInputError naming the option. */
 export function normalizeOptions(options: DispatcherOptions): NormalizedOptions {
   const host = options.host ?? DEFAULTS.host;
-  if (typeof host !== "string" || host.trim() === "" || /\s/.test(host)) throw new InvalidInputError(`host ${JSON.stringify(host)} must be an address or host name.`);
+  if (typeof host !== "string" || host.trim() === "" || /\s/.test(host))
+    throw new InvalidInputError(`host ${JSON.stringify(host)} must be an address or host name.`);
   const port = options.port ?? DEFAULTS.port;
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidInputError(`port ${String(port)} must be an integer from 0 to 65535 (0 picks a free port).`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new InvalidInputError(`port ${String(port)} must be an integer from 0 to 65535 (0 picks a free port).`);
   const token = options.token;
   if (token !== undefined) assertUsableToken(token, "token");
   if (!isLoopbackHost(host) && token === undefined) {
@@ -79,7 +83,9 @@ export function normalizeOptions(options: DispatcherOptions): NormalizedOptions 
   const allowedOrigins = (options.allowedOrigins ?? []).map((origin) => normalizeOrigin(origin, "allowedOrigins"));
   const shutdownGraceMs = options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs;
   if (!Number.isFinite(shutdownGraceMs) || shutdownGraceMs < 0) {
-    throw new InvalidInputError(`shutdownGraceMs ${String(shutdownGraceMs)} must be a non-negative number of milliseconds.`);
+    throw new InvalidInputError(
+      `shutdownGraceMs ${String(shutdownGraceMs)} must be a non-negative number of milliseconds.`,
+    );
   }
   return { host, port, token, allowedOrigins, shutdownGraceMs };
 }
@@ -87,7 +93,8 @@ export function normalizeOptions(options: DispatcherOptions): NormalizedOptions 
 /** Throws unless the token can travel in a header and a query string. */
 export function assertUsableToken(token: unknown, name: string): asserts token is string {
   if (typeof token !== "string" || token === "") throw new InvalidInputError(`${name} must be a non-empty string.`);
-  if (!/^[\x21-\x7e]+$/.test(token)) throw new InvalidInputError(`${name} must be printable ASCII without spaces (it travels in a header and a URL).`);
+  if (!/^[\x21-\x7e]+$/.test(token))
+    throw new InvalidInputError(`${name} must be printable ASCII without spaces (it travels in a header and a URL).`);
 }
 
 /** "*" or the origin of a URL ("https://example.com"); anything else throws naming `name`. */
@@ -97,10 +104,14 @@ export function normalizeOrigin(origin: string, name: string): string {
   try {
     parsed = new URL(origin);
   } catch {
-    throw new InvalidInputError(`${name}: ${JSON.stringify(origin)} is not an origin; write it like https://example.com (scheme, host, optional port) or "*".`);
+    throw new InvalidInputError(
+      `${name}: ${JSON.stringify(origin)} is not an origin; write it like https://example.com (scheme, host, optional port) or "*".`,
+    );
   }
   if ((parsed.protocol !== "http:" && parsed.protocol !== "https:") || parsed.origin === "null") {
-    throw new InvalidInputError(`${name}: ${JSON.stringify(origin)} must be an http or https origin, like https://example.com.`);
+    throw new InvalidInputError(
+      `${name}: ${JSON.stringify(origin)} must be an http or https origin, like https://example.com.`,
+    );
   }
   return parsed.origin;
 }

@@ -17,7 +17,11 @@ const ACTIONS: { [A in ClientAction]: (fields: FieldReader) => Extract<ClientFra
   stop: (f) => ({ type: "stop", session_id: f.sessionId() }),
   subscribe: (f) => ({ type: "subscribe", session_id: f.sessionId() }),
   unsubscribe: (f) => ({ type: "unsubscribe", session_id: f.sessionId() }),
-  list_sessions: (f) => ({ type: "list_sessions", ...f.optionalInteger("limit", 1, 1000), ...f.optionalInteger("offset", 0, Number.MAX_SAFE_INTEGER) }),
+  list_sessions: (f) => ({
+    type: "list_sessions",
+    ...f.optionalInteger("limit", 1, 1000),
+    ...f.optionalInteger("offset", 0, Number.MAX_SAFE_INTEGER),
+  }),
   get_session: (f) => ({ type: "get_session", session_id: f.sessionId() }),
   delete_session: (f) => ({ type: "delete_session", session_id: f.sessionId() }),
   list_programs: () => ({ type: "list_programs" }),
@@ -37,7 +41,9 @@ export function parseClientFrame(text: string): ParsedFrame {
     value = JSON.parse(text);
   } catch (error) {
     return failure(
-      new InvalidInputError(`The frame is not valid JSON (${(error as Error).message}). Send one JSON object per text frame, like {"type":"list_sessions"}.`),
+      new InvalidInputError(
+        `The frame is not valid JSON (${(error as Error).message}). Send one JSON object per text frame, like {"type":"list_sessions"}.`,
+      ),
     );
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
@@ -46,10 +52,20 @@ export function parseClientFrame(text: string): ParsedFrame {
   const raw = value as Raw;
   const ref = typeof raw.client_msg_id === "string" ? raw.client_msg_id.slice(0, MAX_CLIENT_MSG_ID_LENGTH) : undefined;
   const type = raw.type;
-  if (type === undefined) return failure(new InvalidInputError(`The frame has no "type" field; use one of: ${CLIENT_ACTIONS.join(", ")}.`), ref);
-  if (typeof type !== "string") return failure(new InvalidInputError(`The frame's "type" must be a string, not ${describe(type)}.`), ref);
+  if (type === undefined)
+    return failure(
+      new InvalidInputError(`The frame has no "type" field; use one of: ${CLIENT_ACTIONS.join(", ")}.`),
+      ref,
+    );
+  if (typeof type !== "string")
+    return failure(new InvalidInputError(`The frame's "type" must be a string, not ${describe(type)}.`), ref);
   if (!Object.hasOwn(ACTIONS, type)) {
-    return failure(new UnknownActionError(`Unknown action ${JSON.stringify(type.slice(0, 64))}; use one of: ${CLIENT_ACTIONS.join(", ")}.`), ref);
+    return failure(
+      new UnknownActionError(
+        `Unknown action ${JSON.stringify(type.slice(0, 64))}; use one of: ${CLIENT_ACTIONS.join(", ")}.`,
+      ),
+      ref,
+    );
   }
   const action = type as ClientAction;
   try {
@@ -82,8 +98,10 @@ class FieldReader {
 
   answerValue(name: string): string {
     const value = this.raw[name];
-    if (value === undefined) throw this.missing(name, "a string (the answer, or a choice's 1-based number as a string)");
-    if (typeof value !== "string") throw this.mistyped(name, "a string (the answer, or a choice's 1-based number as a string)", value);
+    if (value === undefined)
+      throw this.missing(name, "a string (the answer, or a choice's 1-based number as a string)");
+    if (typeof value !== "string")
+      throw this.mistyped(name, "a string (the answer, or a choice's 1-based number as a string)", value);
     return value;
   }
 
@@ -91,7 +109,8 @@ class FieldReader {
     const value = this.raw[name];
     if (value === undefined || value === null) return {};
     if (typeof value !== "string") throw this.mistyped(name, "a string", value);
-    if (value.length > maxLength) throw new InvalidInputError(`${this.action}.${name} is ${value.length} characters long; at most ${maxLength}.`);
+    if (value.length > maxLength)
+      throw new InvalidInputError(`${this.action}.${name} is ${value.length} characters long; at most ${maxLength}.`);
     return { [name]: value } as Record<K, string>;
   }
 
@@ -113,7 +132,9 @@ class FieldReader {
     const value = this.raw[name];
     if (value === undefined || value === null) return {};
     if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
-      throw new InvalidInputError(`${this.action}.${name} must be an integer from ${min} to ${max}, not ${describe(value)}.`);
+      throw new InvalidInputError(
+        `${this.action}.${name} must be an integer from ${min} to ${max}, not ${describe(value)}.`,
+      );
     }
     return { [name]: value } as Record<K, number>;
   }
@@ -134,7 +155,8 @@ class FieldReader {
 function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
-  if (typeof value === "string") return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 39)}…` : value)}`;
+  if (typeof value === "string")
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 39)}…` : value)}`;
   if (typeof value === "object") return "an object";
   // What JSON.parse leaves: a number or a boolean.
   return `${typeof value} ${JSON.stringify(value)}`;

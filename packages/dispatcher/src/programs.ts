@@ -21,7 +21,9 @@ export class ProgramRegistry {
   constructor(entries: Record<string, ProgramEntry> = {}) {
     for (const [name, entry] of Object.entries(entries)) {
       if (!PROGRAM_NAME.test(name)) {
-        throw new InvalidInputError(`programs: the name ${JSON.stringify(name)} must be 1-64 letters, digits, '_', '.', ':' or '-'.`);
+        throw new InvalidInputError(
+          `programs: the name ${JSON.stringify(name)} must be 1-64 letters, digits, '_', '.', ':' or '-'.`,
+        );
       }
       this.programs.set(name, register(name, entry));
     }
@@ -53,7 +55,9 @@ function register(name: string, entry: ProgramEntry): RegisteredProgram {
       info: { name, kind: "agentic", description: firstLine(doc), doc },
       checkInput(input) {
         if (input !== undefined && (input === null || typeof input !== "object" || Array.isArray(input))) {
-          throw new InvalidInputError(`run.input of ${name} must be a JSON object (the agentic function's one input object), or absent.`);
+          throw new InvalidInputError(
+            `run.input of ${name} must be a JSON object (the agentic function's one input object), or absent.`,
+          );
         }
       },
       invoke: (input) => call(input),

@@ -1,6 +1,12 @@
 // The dispatcher's WebSocket protocol: JSON text frames, one object each, told
 // apart by `type`. Every frame is documented with an example in README.md.
-import type { AskOutcome, SessionDetail, SessionNode, SessionRecord, SessionStatus } from "@openprogram/session-context";
+import type {
+  AskOutcome,
+  SessionDetail,
+  SessionNode,
+  SessionRecord,
+  SessionStatus,
+} from "@openprogram/session-context";
 
 /** Version of this protocol, sent in `hello`. */
 export const PROTOCOL_VERSION = 1;
@@ -277,6 +283,9 @@ export function encodeFrame(frame: ServerFrame): string {
     return JSON.stringify(frame);
   } catch (error) {
     if (frame.type !== "turn_done") throw error;
-    return JSON.stringify({ ...frame, result: { unserialisable: `The result could not be sent as JSON: ${(error as Error).message}` } });
+    return JSON.stringify({
+      ...frame,
+      result: { unserialisable: `The result could not be sent as JSON: ${(error as Error).message}` },
+    });
   }
 }

@@ -1,4 +1,10 @@
-import { checkStore, createRuntime, resolveRuntimeConfig, type Runtime, type SessionDB } from "@openprogram/session-context";
+import {
+  checkStore,
+  createRuntime,
+  resolveRuntimeConfig,
+  type Runtime,
+  type SessionDB,
+} from "@openprogram/session-context";
 
 /** One readiness check. */
 export interface ReadinessCheck {
@@ -27,7 +33,9 @@ export interface ReadinessInput {
 export async function checkReadiness(input: ReadinessInput): Promise<ReadinessReport> {
   // The store's own probe (a real write under the sessions root, and git): storage is the core's business.
   const store = await checkStore({ db: input.db });
-  const writable = store.writable.ok ? store.writable : { ok: false, detail: `${store.writable.detail} (Here: --sessions-root or OPENPROGRAM_HOME.)` };
+  const writable = store.writable.ok
+    ? store.writable
+    : { ok: false, detail: `${store.writable.detail} (Here: --sessions-root or OPENPROGRAM_HOME.)` };
   const checks = { store: writable, git: store.git, provider: probeProvider(input.runtime) };
   const reasons = Object.values(checks)
     .filter((check) => !check.ok)
@@ -51,7 +59,10 @@ function probeProvider(runtime: Runtime | null | undefined): ReadinessCheck {
       };
     }
     const built = createRuntime();
-    return { ok: true, detail: `${built?.provider.name ?? resolved.config.provider} (${built?.model ?? ""}) from ${resolved.origin}` };
+    return {
+      ok: true,
+      detail: `${built?.provider.name ?? resolved.config.provider} (${built?.model ?? ""}) from ${resolved.origin}`,
+    };
   } catch (error) {
     return { ok: false, detail: `The model provider is misconfigured: ${(error as Error).message}` };
   }

@@ -36,7 +36,10 @@ type Setting = keyof typeof SERVE_SETTINGS;
 export function resolveServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = process.env): DispatcherOptions {
   const host = pick("host", flags.host, env);
   const hostValue = host?.value ?? DEFAULTS.host;
-  if (/\s/.test(hostValue)) throw new InvalidInputError(`${host?.from ?? "host"} ${JSON.stringify(hostValue)} must be an address or host name.`);
+  if (/\s/.test(hostValue))
+    throw new InvalidInputError(
+      `${host?.from ?? "host"} ${JSON.stringify(hostValue)} must be an address or host name.`,
+    );
 
   const port = pick("port", flags.port, env);
   const portValue = port ? integer(port.value, port.from, 0, 65535, "0 picks a free port") : DEFAULTS.port;
@@ -62,7 +65,15 @@ export function resolveServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEn
   const sessionsRoot = root?.from === SERVE_SETTINGS.sessionsRoot.flag ? resolve(root.value) : defaultSessionsRoot(env);
 
   const grace = pick("graceMs", flags.graceMs, env);
-  const shutdownGraceMs = grace ? integer(grace.value, grace.from, 0, 24 * 60 * 60 * 1000, "milliseconds running turns get before they are cancelled") : DEFAULTS.shutdownGraceMs;
+  const shutdownGraceMs = grace
+    ? integer(
+        grace.value,
+        grace.from,
+        0,
+        24 * 60 * 60 * 1000,
+        "milliseconds running turns get before they are cancelled",
+      )
+    : DEFAULTS.shutdownGraceMs;
 
   return {
     host: hostValue,
@@ -75,7 +86,11 @@ export function resolveServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEn
 }
 
 /** The flag's value if given, else the variable's; empty values count as unset. */
-function pick(setting: Setting, flag: string | number | string[] | undefined, env: NodeJS.ProcessEnv): { value: string; from: string } | null {
+function pick(
+  setting: Setting,
+  flag: string | number | string[] | undefined,
+  env: NodeJS.ProcessEnv,
+): { value: string; from: string } | null {
   const { flag: flagName, variable } = SERVE_SETTINGS[setting];
   if (flag !== undefined) {
     const value = Array.isArray(flag) ? flag.join(",") : String(flag);
@@ -90,7 +105,9 @@ function pick(setting: Setting, flag: string | number | string[] | undefined, en
 function integer(text: string, from: string, min: number, max: number, meaning: string): number {
   const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
   if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new InvalidInputError(`${from} ${JSON.stringify(text)} must be an integer from ${min} to ${max} (${meaning}).`);
+    throw new InvalidInputError(
+      `${from} ${JSON.stringify(text)} must be an integer from ${min} to ${max} (${meaning}).`,
+    );
   }
   return value;
 }

@@ -52,7 +52,12 @@ export async function serve(options: ServeOptions = {}, host: ServeProcess = pro
     running.shutdown(`received ${signal}`).then(
       () => host.exit(0),
       (error: unknown) => {
-        sink({ time: new Date().toISOString(), level: "error", event: "shutdown_failed", message: (error as Error).message });
+        sink({
+          time: new Date().toISOString(),
+          level: "error",
+          event: "shutdown_failed",
+          message: (error as Error).message,
+        });
         host.exit(1);
       },
     );

@@ -32,7 +32,10 @@ export function listen(server: Server, settings: NormalizedOptions): Promise<Add
 
 /** Closes every socket with 1001 and the reason; sockets that do not finish the handshake in time are cut. */
 export async function closeSockets(sockets: WebSocket[], reason: string): Promise<void> {
-  const closeReason = Buffer.from(reason).subarray(0, 123).toString("utf8").replace(/\uFFFD$/, "");
+  const closeReason = Buffer.from(reason)
+    .subarray(0, 123)
+    .toString("utf8")
+    .replace(/\uFFFD$/, "");
   await Promise.all(
     sockets.map(
       (socket) =>

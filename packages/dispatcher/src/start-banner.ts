@@ -5,7 +5,15 @@ import type { ProgramRegistry } from "./programs.js";
 import { DISPATCHER_VERSION } from "./version.js";
 
 /** Logs the `start` event: the configuration without secrets (the banner `serve()` prints). */
-export function logStart(log: EventLogger, settings: NormalizedOptions, port: number, url: string, db: SessionDB, programs: ProgramRegistry, options: DispatcherOptions): void {
+export function logStart(
+  log: EventLogger,
+  settings: NormalizedOptions,
+  port: number,
+  url: string,
+  db: SessionDB,
+  programs: ProgramRegistry,
+  options: DispatcherOptions,
+): void {
   log.info("start", {
     version: DISPATCHER_VERSION,
     url,
@@ -20,7 +28,11 @@ export function logStart(log: EventLogger, settings: NormalizedOptions, port: nu
     shutdown_grace_ms: settings.shutdownGraceMs,
     pid: process.pid,
   });
-  if (settings.token && settings.token.length < 16) log.warn("weak_token", { length: settings.token.length, hint: "use at least 16 random characters, e.g. openssl rand -hex 24" });
+  if (settings.token && settings.token.length < 16)
+    log.warn("weak_token", {
+      length: settings.token.length,
+      hint: "use at least 16 random characters, e.g. openssl rand -hex 24",
+    });
 }
 
 /** The provider without secrets: name, model and where the setting came from. */

@@ -46,7 +46,8 @@ export function loadWebAssets(directory: string = WEB_DIRECTORY): Map<string, We
     assets.set(`/${name}`, { body, type, etag: `"${createHash("sha256").update(body).digest("hex").slice(0, 16)}"` });
   }
   const index = assets.get("/index.html");
-  if (!index) throw new WebAssetsMissingError(`${join(directory, "index.html")} is missing; reinstall @openprogram/dispatcher.`);
+  if (!index)
+    throw new WebAssetsMissingError(`${join(directory, "index.html")} is missing; reinstall @openprogram/dispatcher.`);
   assets.set("/", index);
   return assets;
 }

@@ -74,7 +74,8 @@ export class Turns {
    */
   start(client: Client, frame: ChatFrame | RunFrame): void {
     if (this.closedBecause !== null) throw new ShuttingDownError(this.closedBecause);
-    if (frame.session_id !== undefined && this.bySession.has(frame.session_id)) throw new SessionBusyError(frame.session_id);
+    if (frame.session_id !== undefined && this.bySession.has(frame.session_id))
+      throw new SessionBusyError(frame.session_id);
     if (client.runningTurns >= MAX_TURNS_PER_CONNECTION) throw new TooManyTurnsError(MAX_TURNS_PER_CONNECTION);
     let program: RegisteredProgram | null = null;
     if (frame.type === "run") {
@@ -83,7 +84,11 @@ export class Turns {
     } else if (this.effectiveRuntime() === null) {
       throw new RuntimeMissingError("the dispatcher runs without a model, so chat cannot answer");
     }
-    const turn: RunningTurn = { sessionId: frame.session_id ?? null, controller: new AbortController(), done: Promise.resolve() };
+    const turn: RunningTurn = {
+      sessionId: frame.session_id ?? null,
+      controller: new AbortController(),
+      done: Promise.resolve(),
+    };
     if (turn.sessionId !== null) this.bySession.set(turn.sessionId, turn);
     this.running.add(turn);
     client.runningTurns++;
@@ -123,7 +128,12 @@ export class Turns {
     return { cancelled, abandoned };
   }
 
-  private async execute(client: Client, frame: ChatFrame | RunFrame, program: RegisteredProgram | null, turn: RunningTurn): Promise<void> {
+  private async execute(
+    client: Client,
+    frame: ChatFrame | RunFrame,
+    program: RegisteredProgram | null,
+    turn: RunningTurn,
+  ): Promise<void> {
     const { subscriptions, log } = this.deps;
     const started = performance.now();
     const kind = frame.type;
@@ -149,27 +159,65 @@ export class Turns {
             this.bySession.set(session.sessionId, turn);
           }
           subscriptions.subscribe(client, session.sessionId);
-          subscriptions.publish(session.sessionId, { type: "session", session_id: session.sessionId, created: session.created, turn_id: session.turnId, kind, ...echo });
-          log.info("turn_start", { client: client.id, session_id: session.sessionId, turn_id: session.turnId, created: session.created, ...labels });
+          subscriptions.publish(session.sessionId, {
+            type: "session",
+            session_id: session.sessionId,
+            created: session.created,
+            turn_id: session.turnId,
+            kind,
+            ...echo,
+          });
+          log.info("turn_start", {
+            client: client.id,
+            session_id: session.sessionId,
+            turn_id: session.turnId,
+            created: session.created,
+            ...labels,
+          });
           return frame.type === "chat" ? chat(frame.text) : (program as RegisteredProgram).invoke(frame.input);
         },
       );
       const { sessionId, turnId } = opened.turn as { sessionId: string; turnId: string };
       subscriptions.publish(sessionId, { type: "turn_done", session_id: sessionId, turn_id: turnId, result, ...echo });
-      log.info("turn_end", { session_id: sessionId, turn_id: turnId, ...labels, outcome: "done", duration_ms: elapsed(started) });
+      log.info("turn_end", {
+        session_id: sessionId,
+        turn_id: turnId,
+        ...labels,
+        outcome: "done",
+        duration_ms: elapsed(started),
+      });
     } catch (caught) {
       const error = toOpenProgramError(caught);
       const failure = { code: error.code, message: error.message };
       if (opened.turn === undefined) {
         // The session could not even be opened (e.g. an unwritable store): nothing ran, so no turn frames.
-        client.send({ type: "error", code: failure.code, message: failure.message, action: kind, ...(frame.client_msg_id !== undefined ? { ref: frame.client_msg_id } : {}) });
+        client.send({
+          type: "error",
+          code: failure.code,
+          message: failure.message,
+          action: kind,
+          ...(frame.client_msg_id !== undefined ? { ref: frame.client_msg_id } : {}),
+        });
         log.error("turn_rejected", { client: client.id, ...labels, error_code: failure.code });
         return;
       }
       const { sessionId, turnId } = opened.turn;
-      subscriptions.publish(sessionId, { type: "turn_failed", session_id: sessionId, turn_id: turnId, error: failure, ...echo });
+      subscriptions.publish(sessionId, {
+        type: "turn_failed",
+        session_id: sessionId,
+        turn_id: turnId,
+        error: failure,
+        ...echo,
+      });
       const outcome = isCancellation(caught) ? "cancelled" : "failed";
-      const fields = { session_id: sessionId, turn_id: turnId, ...labels, outcome, error_code: failure.code, duration_ms: elapsed(started) };
+      const fields = {
+        session_id: sessionId,
+        turn_id: turnId,
+        ...labels,
+        outcome,
+        error_code: failure.code,
+        duration_ms: elapsed(started),
+      };
       if (outcome === "cancelled") log.info("turn_end", fields);
       else log.warn("turn_end", fields);
     }
@@ -180,13 +228,23 @@ export class Turns {
     const { subscriptions } = this.deps;
     switch (event.type) {
       case "node":
-        subscriptions.publish(event.sessionId, { type: "node", session_id: event.sessionId, op: event.op, node: event.node });
+        subscriptions.publish(event.sessionId, {
+          type: "node",
+          session_id: event.sessionId,
+          op: event.op,
+          node: event.node,
+        });
         return;
       case "status":
         subscriptions.publish(event.sessionId, { type: "status", session_id: event.sessionId, status: event.status });
         return;
       case "question_closed":
-        subscriptions.publish(event.sessionId, { type: "question_closed", session_id: event.sessionId, question_id: event.questionId, outcome: event.outcome });
+        subscriptions.publish(event.sessionId, {
+          type: "question_closed",
+          session_id: event.sessionId,
+          question_id: event.questionId,
+          outcome: event.outcome,
+        });
         return;
       case "question":
         // The WebAsker sends the question frame itself: it is the one that can be answered.

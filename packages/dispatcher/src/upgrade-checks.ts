@@ -33,10 +33,17 @@ export const WS_PATH = "/ws";
  */
 export function checkUpgrade(request: IncomingMessage, policy: UpgradePolicy): UpgradeVerdict {
   const url = new URL(request.url ?? "/", "http://dispatcher.invalid");
-  if (url.pathname !== WS_PATH) return { ok: false, status: 404, reason: `No WebSocket endpoint at ${url.pathname}; connect to ${WS_PATH}.` };
+  if (url.pathname !== WS_PATH)
+    return { ok: false, status: 404, reason: `No WebSocket endpoint at ${url.pathname}; connect to ${WS_PATH}.` };
   if (policy.token !== undefined) {
     const presented = url.searchParams.get("token") ?? bearerToken(request.headers.authorization);
-    if (presented === null) return { ok: false, status: 401, reason: "This dispatcher requires a token: add ?token=<token> to the URL or send Authorization: Bearer <token>." };
+    if (presented === null)
+      return {
+        ok: false,
+        status: 401,
+        reason:
+          "This dispatcher requires a token: add ?token=<token> to the URL or send Authorization: Bearer <token>.",
+      };
     if (!sameSecret(presented, policy.token)) return { ok: false, status: 401, reason: "The token is wrong." };
   }
   const origin = request.headers.origin;

@@ -1,4 +1,10 @@
-import { CancelledError, InvalidAnswerError, type AskRequest, type AskResponse, type Asker } from "@openprogram/session-context";
+import {
+  CancelledError,
+  InvalidAnswerError,
+  type AskRequest,
+  type AskResponse,
+  type Asker,
+} from "@openprogram/session-context";
 import { UnknownQuestionError } from "./errors.js";
 import type { QuestionFrame } from "./protocol.js";
 
@@ -79,7 +85,9 @@ export class WebAsker implements Asker {
 
   /** The questions of a session still waiting, oldest first (sent to a client that subscribes). */
   pendingFor(sessionId: string): QuestionFrame[] {
-    return [...this.pending.values()].filter((question) => question.frame.session_id === sessionId).map((question) => question.frame);
+    return [...this.pending.values()]
+      .filter((question) => question.frame.session_id === sessionId)
+      .map((question) => question.frame);
   }
 
   /** Number of questions waiting, across sessions. */

@@ -19,20 +19,80 @@ describe("bad input gets an error frame naming the problem, and the connection s
     { name: "a JSON string", frame: '"chat"', code: "invalid_input", says: "must be a JSON object" },
     { name: "no type", frame: { text: "hi" }, code: "invalid_input", says: 'no "type"' },
     { name: "a mistyped type", frame: { type: 7 }, code: "invalid_input", says: '"type" must be a string' },
-    { name: "an unknown action", frame: { type: "exec_module", module: "/etc/passwd" }, code: "unknown_action", says: "exec_module" },
+    {
+      name: "an unknown action",
+      frame: { type: "exec_module", module: "/etc/passwd" },
+      code: "unknown_action",
+      says: "exec_module",
+    },
     { name: "a missing field", frame: { type: "chat" }, code: "invalid_input", says: "chat.text is missing" },
-    { name: "a mistyped field", frame: { type: "chat", text: 42 }, code: "invalid_input", says: "chat.text must be a string, not number 42" },
+    {
+      name: "a mistyped field",
+      frame: { type: "chat", text: 42 },
+      code: "invalid_input",
+      says: "chat.text must be a string, not number 42",
+    },
     { name: "an empty text", frame: { type: "chat", text: "   " }, code: "invalid_input", says: "chat.text is empty" },
-    { name: "a mistyped program", frame: { type: "run", program: ["x"] }, code: "invalid_input", says: "run.program must be a string, not an array" },
-    { name: "a missing session id", frame: { type: "stop" }, code: "invalid_input", says: "stop.session_id is missing" },
-    { name: "a mistyped answer", frame: { type: "answer", question_id: "q", value: 2 }, code: "invalid_input", says: "answer.value must be a string" },
-    { name: "a bad limit", frame: { type: "list_sessions", limit: -3 }, code: "invalid_input", says: "list_sessions.limit must be an integer" },
-    { name: "a session id with '..'", frame: { type: "chat", session_id: "../../etc", text: "x" }, code: "invalid_session_id", says: "contains '/'" },
-    { name: "a session id with a slash", frame: { type: "subscribe", session_id: "a/b" }, code: "invalid_session_id", says: "contains '/'" },
-    { name: "a session id '..'", frame: { type: "get_session", session_id: ".." }, code: "invalid_session_id", says: "contains '..'" },
-    { name: "a hidden session id", frame: { type: "delete_session", session_id: ".git" }, code: "invalid_session_id", says: "starts with '.'" },
-    { name: "a non-string session id", frame: { type: "run", session_id: 5, program: "x" }, code: "invalid_session_id", says: "not a string" },
-    { name: "an overlong session id", frame: { type: "chat", session_id: "a".repeat(300), text: "x" }, code: "invalid_session_id", says: "at most 128" },
+    {
+      name: "a mistyped program",
+      frame: { type: "run", program: ["x"] },
+      code: "invalid_input",
+      says: "run.program must be a string, not an array",
+    },
+    {
+      name: "a missing session id",
+      frame: { type: "stop" },
+      code: "invalid_input",
+      says: "stop.session_id is missing",
+    },
+    {
+      name: "a mistyped answer",
+      frame: { type: "answer", question_id: "q", value: 2 },
+      code: "invalid_input",
+      says: "answer.value must be a string",
+    },
+    {
+      name: "a bad limit",
+      frame: { type: "list_sessions", limit: -3 },
+      code: "invalid_input",
+      says: "list_sessions.limit must be an integer",
+    },
+    {
+      name: "a session id with '..'",
+      frame: { type: "chat", session_id: "../../etc", text: "x" },
+      code: "invalid_session_id",
+      says: "contains '/'",
+    },
+    {
+      name: "a session id with a slash",
+      frame: { type: "subscribe", session_id: "a/b" },
+      code: "invalid_session_id",
+      says: "contains '/'",
+    },
+    {
+      name: "a session id '..'",
+      frame: { type: "get_session", session_id: ".." },
+      code: "invalid_session_id",
+      says: "contains '..'",
+    },
+    {
+      name: "a hidden session id",
+      frame: { type: "delete_session", session_id: ".git" },
+      code: "invalid_session_id",
+      says: "starts with '.'",
+    },
+    {
+      name: "a non-string session id",
+      frame: { type: "run", session_id: 5, program: "x" },
+      code: "invalid_session_id",
+      says: "not a string",
+    },
+    {
+      name: "an overlong session id",
+      frame: { type: "chat", session_id: "a".repeat(300), text: "x" },
+      code: "invalid_session_id",
+      says: "at most 128",
+    },
   ];
 
   it.each(cases)("$name", async ({ frame, code, says }) => {
@@ -47,7 +107,11 @@ describe("bad input gets an error frame naming the problem, and the connection s
   it("echoes client_msg_id as ref and the action, even when the frame is wrong", async () => {
     const served = await startDispatcher({ runtime: null });
     const client = await served.connect();
-    expect(await client.refused({ type: "chat", text: 1, client_msg_id: "ref-9" })).toMatchObject({ ref: "ref-9", action: "chat", code: "invalid_input" });
+    expect(await client.refused({ type: "chat", text: 1, client_msg_id: "ref-9" })).toMatchObject({
+      ref: "ref-9",
+      action: "chat",
+      code: "invalid_input",
+    });
   });
 
   it("refuses binary frames", async () => {
@@ -65,7 +129,11 @@ describe("bad input gets an error frame naming the problem, and the connection s
     asFrame(await client.request({ type: "list_programs", padding }, "programs"), "programs");
     client.send({ type: "chat", text: "x".repeat(MAX_FRAME_BYTES + 1) });
     expect((await client.waitClosed()).code).toBe(1009);
-    expect(served.logs.some((entry) => entry.event === "connection_error" && entry.error_code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH")).toBe(true);
+    expect(
+      served.logs.some(
+        (entry) => entry.event === "connection_error" && entry.error_code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH",
+      ),
+    ).toBe(true);
     const another = await served.connect();
     await stillUsable(another);
   });
@@ -73,7 +141,17 @@ describe("bad input gets an error frame naming the problem, and the connection s
   it("writes nothing outside the sessions root whatever ids a client sends", async () => {
     const served = await startDispatcher({ runtime: scriptedRuntime(["ok"]).runtime });
     const client = await served.connect();
-    const hostile = ["../escape", "..", "/tmp/abs", "a\\b", ".hidden", "x/../../y", "nul\u0000byte", "~/home", "$(touch pwned)"];
+    const hostile = [
+      "../escape",
+      "..",
+      "/tmp/abs",
+      "a\\b",
+      ".hidden",
+      "x/../../y",
+      "nul\u0000byte",
+      "~/home",
+      "$(touch pwned)",
+    ];
     for (const sessionId of hostile) {
       for (const type of ["chat", "subscribe", "get_session", "delete_session", "stop"]) {
         const answer = await client.refused({ type, session_id: sessionId, text: "hi" });
@@ -84,9 +162,15 @@ describe("bad input gets an error frame naming the problem, and the connection s
     client.send({ type: "chat", session_id: "%2e%2e", text: "hi" });
     expect(await client.next(["error", "turn_done"])).toMatchObject({ type: "error", code: "invalid_session_id" });
     client.send({ type: "chat", session_id: "dots.in.the.middle", text: "hi" });
-    expect(await client.next(["error", "turn_done"])).toMatchObject({ type: "turn_done", session_id: "dots.in.the.middle" });
+    expect(await client.next(["error", "turn_done"])).toMatchObject({
+      type: "turn_done",
+      session_id: "dots.in.the.middle",
+    });
     const home = dirname(served.store.root);
     expect(readdirSync(home)).toEqual(["sessions"]);
-    expect(readdirSync(served.store.root).filter((name) => !name.startsWith("."))).toEqual(["dots.in.the.middle", "index.json"]);
+    expect(readdirSync(served.store.root).filter((name) => !name.startsWith("."))).toEqual([
+      "dots.in.the.middle",
+      "index.json",
+    ]);
   });
 });

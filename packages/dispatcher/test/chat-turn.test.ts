@@ -9,7 +9,12 @@ let served: TestDispatcher;
 beforeEach(async () => {
   // Replies depend on the content only, so runs are reproducible.
   fake = await startFakeOpenAIServer((request) => `you said: ${request.json.messages?.at(-1)?.content ?? ""}`);
-  const runtime = createRuntime({ provider: "openai", baseUrl: fake.baseUrl, model: "fake-model", maxRetries: 0 }) as Runtime;
+  const runtime = createRuntime({
+    provider: "openai",
+    baseUrl: fake.baseUrl,
+    model: "fake-model",
+    maxRetries: 0,
+  }) as Runtime;
   served = await startDispatcher({ runtime });
 });
 
@@ -22,7 +27,13 @@ afterEach(async () => {
 function trace(frames: Frame[]): string[] {
   return frames
     .filter((frame) => frame.type !== "hello")
-    .map((frame) => (frame.type === "node" ? `node:${frame.op}:${frame.node.role}` : frame.type === "status" ? `status:${frame.status}` : frame.type));
+    .map((frame) =>
+      frame.type === "node"
+        ? `node:${frame.op}:${frame.node.role}`
+        : frame.type === "status"
+          ? `status:${frame.status}`
+          : frame.type,
+    );
 }
 
 describe("chat turns", () => {
@@ -35,7 +46,13 @@ describe("chat turns", () => {
     expect(session).toMatchObject({ created: true, kind: "chat", client_msg_id: "m1" });
     const sessionId = session.session_id;
     const done = await client.next("turn_done");
-    expect(done).toEqual({ type: "turn_done", session_id: sessionId, turn_id: session.turn_id, result: "you said: My name is Ada.", client_msg_id: "m1" });
+    expect(done).toEqual({
+      type: "turn_done",
+      session_id: sessionId,
+      turn_id: session.turn_id,
+      result: "you said: My name is Ada.",
+      client_msg_id: "m1",
+    });
 
     client.send({ type: "chat", session_id: sessionId, text: "What is my name?" });
     const second = await client.next("session");
@@ -70,10 +87,22 @@ describe("chat turns", () => {
     const client = await served.connect();
     client.send({ type: "chat", text: "hello" });
     const done = await client.next("turn_done");
-    expect(trace(client.frames)).toEqual(["session", "status:running", "node:append:user", "node:append:llm", "status:idle", "turn_done"]);
+    expect(trace(client.frames)).toEqual([
+      "session",
+      "status:running",
+      "node:append:user",
+      "node:append:llm",
+      "status:idle",
+      "turn_done",
+    ]);
     const llm = await client.next("node", (frame) => frame.node.role === "llm");
     // Nodes travel exactly as stored (snake_case fields).
-    expect(llm.node).toMatchObject({ name: "fake-model", caller: "", output: "you said: hello", metadata: { status: "completed" } });
+    expect(llm.node).toMatchObject({
+      name: "fake-model",
+      caller: "",
+      output: "you said: hello",
+      metadata: { status: "completed" },
+    });
     expect(llm.node.metadata.prompt_sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(llm.session_id).toBe(done.session_id);
     const stored = await served.store.db.loadNodes(done.session_id);

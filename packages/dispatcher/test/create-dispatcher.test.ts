@@ -22,10 +22,18 @@ const noop = agenticFunction({ name: "noop", doc: "Does nothing." }, async () =>
 describe("createDispatcher refuses unusable options before listening", () => {
   const refused: Array<[string, Parameters<typeof createDispatcher>[0], RegExp]> = [
     ["a program name with a slash", { programs: { "a/b": noop } }, /programs: the name "a\/b"/],
-    ["a program that is neither kind", { programs: { x: 42 as unknown as ProgramEntry } }, /programs.x must be an agentic function or an object with a run\(input\) method/],
+    [
+      "a program that is neither kind",
+      { programs: { x: 42 as unknown as ProgramEntry } },
+      /programs.x must be an agentic function or an object with a run\(input\) method/,
+    ],
     ["a port out of range", { port: 70_000 }, /port 70000 must be an integer/],
     ["a negative grace", { port: 0, shutdownGraceMs: -1 }, /shutdownGraceMs -1/],
-    ["an allowed origin that is not one", { port: 0, allowedOrigins: ["example.com"] }, /allowedOrigins: "example.com" is not an origin/],
+    [
+      "an allowed origin that is not one",
+      { port: 0, allowedOrigins: ["example.com"] },
+      /allowedOrigins: "example.com" is not an origin/,
+    ],
   ];
   it.each(refused)("%s", async (_name, options, message) => {
     await expect(createDispatcher({ ...options, db: store.db, runtime: null })).rejects.toThrow(InvalidInputError);
@@ -33,14 +41,18 @@ describe("createDispatcher refuses unusable options before listening", () => {
   });
 
   it("a db and a sessionsRoot that disagree", async () => {
-    await expect(createDispatcher({ port: 0, db: store.db, sessionsRoot: "/elsewhere", runtime: null })).rejects.toThrow(/disagree/);
+    await expect(
+      createDispatcher({ port: 0, db: store.db, sessionsRoot: "/elsewhere", runtime: null }),
+    ).rejects.toThrow(/disagree/);
   });
 
   it("a port already in use, with what to do", async () => {
     const first = await startDispatcher({ runtime: null });
     const attempt = createDispatcher({ port: first.dispatcher.port, db: store.db, runtime: null });
     await expect(attempt).rejects.toThrow(ListenError);
-    await expect(createDispatcher({ port: first.dispatcher.port, db: store.db, runtime: null })).rejects.toThrow(/already in use; stop the other process or pick another --port/);
+    await expect(createDispatcher({ port: first.dispatcher.port, db: store.db, runtime: null })).rejects.toThrow(
+      /already in use; stop the other process or pick another --port/,
+    );
   });
 });
 

@@ -10,7 +10,10 @@ import { closeAll, httpGet, onCleanup, startDispatcher } from "./helpers.js";
 afterEach(closeAll);
 
 /** A dispatcher on a sessions root of the test's choosing. */
-async function dispatcherOn(sessionsRoot: string, runtime: ReturnType<typeof scriptedRuntime>["runtime"] | null = null): Promise<Dispatcher> {
+async function dispatcherOn(
+  sessionsRoot: string,
+  runtime: ReturnType<typeof scriptedRuntime>["runtime"] | null = null,
+): Promise<Dispatcher> {
   const dispatcher = await createDispatcher({ port: 0, sessionsRoot, runtime });
   onCleanup(() => dispatcher.close());
   return dispatcher;
@@ -94,7 +97,14 @@ describe("GET /readyz", () => {
     onCleanup(() => {
       process.env = saved;
     });
-    for (const name of ["OPENPROGRAM_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "OPENPROGRAM_SCRIPT"]) delete process.env[name];
+    for (const name of [
+      "OPENPROGRAM_PROVIDER",
+      "OPENAI_API_KEY",
+      "OPENAI_BASE_URL",
+      "ANTHROPIC_API_KEY",
+      "OPENPROGRAM_SCRIPT",
+    ])
+      delete process.env[name];
     const home = tempDir();
     process.env.OPENPROGRAM_HOME = home;
     const dispatcher = await createDispatcher({ port: 0, sessionsRoot: join(home, "sessions") });
@@ -158,7 +168,14 @@ describe("the page and other paths", () => {
     const script = await httpGet(`${base}/app.js`);
     expect(script.headers["content-type"]).toBe("text/javascript; charset=utf-8");
     expect((await httpGet(`${base}/style.css`)).status).toBe(200);
-    for (const path of ["/package.json", "/../package.json", "/%2e%2e/package.json", "/web/app.js", "/src/index.ts", "/etc/passwd"]) {
+    for (const path of [
+      "/package.json",
+      "/../package.json",
+      "/%2e%2e/package.json",
+      "/web/app.js",
+      "/src/index.ts",
+      "/etc/passwd",
+    ]) {
       expect((await httpGet(`${base}${path}`)).status).toBe(404);
     }
     expect((await httpGet(`${base}/ws`)).status).toBe(426);

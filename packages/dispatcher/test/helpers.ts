@@ -3,7 +3,14 @@ import type { Runtime } from "@openprogram/session-context";
 import { createTempStore, type TempStore } from "@openprogram/session-context/testing";
 import { WebSocket, type ClientOptions } from "ws";
 import { expect } from "vitest";
-import { createDispatcher, type Dispatcher, type DispatcherOptions, type ErrorFrame, type LogEntry, type ServerFrame } from "../src/index.js";
+import {
+  createDispatcher,
+  type Dispatcher,
+  type DispatcherOptions,
+  type ErrorFrame,
+  type LogEntry,
+  type ServerFrame,
+} from "../src/index.js";
 
 /** A frame the server sent. */
 export type Frame = ServerFrame;
@@ -47,16 +54,24 @@ export class TestClient {
   }
 
   /** The first frame of one of `types` not returned before (and matching `match`); waits for it with a generous timeout. */
-  async next<T extends Frame["type"]>(types: T | T[], match: (frame: FrameOf<T>) => boolean = () => true): Promise<FrameOf<T>> {
+  async next<T extends Frame["type"]>(
+    types: T | T[],
+    match: (frame: FrameOf<T>) => boolean = () => true,
+  ): Promise<FrameOf<T>> {
     const wanted: Frame["type"][] = Array.isArray(types) ? types : [types];
     const what = wanted.join(" or ");
     for (;;) {
-      const index = this.frames.findIndex((frame, position) => !this.consumed.has(position) && wanted.includes(frame.type) && match(frame as FrameOf<T>));
+      const index = this.frames.findIndex(
+        (frame, position) => !this.consumed.has(position) && wanted.includes(frame.type) && match(frame as FrameOf<T>),
+      );
       if (index !== -1) {
         this.consumed.add(index);
         return this.frames[index] as FrameOf<T>;
       }
-      if (this.closed) throw new Error(`Socket closed (${this.closed.code} ${this.closed.reason}) while waiting for ${what}; got ${this.describe()}`);
+      if (this.closed)
+        throw new Error(
+          `Socket closed (${this.closed.code} ${this.closed.reason}) while waiting for ${what}; got ${this.describe()}`,
+        );
       await this.wake(what);
     }
   }
@@ -80,7 +95,8 @@ export class TestClient {
   }
 
   close(): void {
-    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING) this.socket.terminate();
+    if (this.socket.readyState === WebSocket.OPEN || this.socket.readyState === WebSocket.CONNECTING)
+      this.socket.terminate();
   }
 
   private wake(what: string): Promise<void> {
@@ -99,7 +115,10 @@ export class TestClient {
   }
 
   private describe(): string {
-    return this.frames.map((frame) => frame.type + (frame.type === "error" ? `:${frame.code}` : "")).join(", ") || "no frames";
+    return (
+      this.frames.map((frame) => frame.type + (frame.type === "error" ? `:${frame.code}` : "")).join(", ") ||
+      "no frames"
+    );
   }
 }
 
@@ -115,7 +134,9 @@ export interface TestDispatcher {
 const opened: Array<() => Promise<void> | void> = [];
 
 /** Starts a dispatcher for a test (closed by closeAll). */
-export async function startDispatcher(options: Omit<DispatcherOptions, "port" | "db"> & { runtime?: Runtime | null; store?: TempStore } = {}): Promise<TestDispatcher> {
+export async function startDispatcher(
+  options: Omit<DispatcherOptions, "port" | "db"> & { runtime?: Runtime | null; store?: TempStore } = {},
+): Promise<TestDispatcher> {
   const store = options.store ?? createTempStore("openprogram-dispatcher-test-");
   const logs: LogEntry[] = [];
   const { store: _ignored, ...rest } = options;
@@ -172,7 +193,13 @@ export function httpGet(url: string, headers: Record<string, string> = {}): Prom
 
 /** Upgrade headers of a WebSocket handshake, for raw attempts. */
 export function upgradeHeaders(extra: Record<string, string> = {}): Record<string, string> {
-  return { Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", ...extra };
+  return {
+    Connection: "Upgrade",
+    Upgrade: "websocket",
+    "Sec-WebSocket-Version": "13",
+    "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+    ...extra,
+  };
 }
 
 /** Asserts that a frame is an error frame and returns it narrowed. */

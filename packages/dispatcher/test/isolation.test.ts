@@ -7,9 +7,14 @@ afterEach(closeAll);
 describe("50 clients in 50 sessions at once", () => {
   it("each receives only its own session's events, and each session holds only its own nodes", async () => {
     const count = 50;
-    const markers = Array.from({ length: count }, (_, index) => `marker-${index}-${Math.random().toString(36).slice(2, 8)}`);
+    const markers = Array.from(
+      { length: count },
+      (_, index) => `marker-${index}-${Math.random().toString(36).slice(2, 8)}`,
+    );
     // Each reply is chosen by the content of its request, so a crossed wire would show.
-    const { runtime } = scriptedRuntime(markers.map((marker) => ({ reply: `reply for ${marker}`, when: { content: marker } })));
+    const { runtime } = scriptedRuntime(
+      markers.map((marker) => ({ reply: `reply for ${marker}`, when: { content: marker } })),
+    );
     const served = await startDispatcher({ runtime });
     const clients = await Promise.all(markers.map(() => served.connect()));
 

@@ -17,7 +17,9 @@ async function eventually(check: () => boolean, what: string): Promise<void> {
 const hold = agenticFunction(
   { name: "hold", doc: "Waits until cancelled." },
   (_input: Record<string, never>, { signal }) =>
-    new Promise<never>((_resolve, reject) => signal.addEventListener("abort", () => reject(new CancelledError(signal.reason)), { once: true })),
+    new Promise<never>((_resolve, reject) =>
+      signal.addEventListener("abort", () => reject(new CancelledError(signal.reason)), { once: true }),
+    ),
 );
 
 describe("limits that keep one client from hurting the server", () => {
@@ -49,7 +51,10 @@ describe("limits that keep one client from hurting the server", () => {
     stalled.socket.pause();
     const requests = Math.ceil((4 * MAX_UNSENT_BYTES) / (256 * 1024));
     for (let index = 0; index < requests; index++) stalled.send({ type: "list_programs" });
-    await eventually(() => served.logs.some((entry) => entry.event === "client_too_slow"), "the stalled client is cut off");
+    await eventually(
+      () => served.logs.some((entry) => entry.event === "client_too_slow"),
+      "the stalled client is cut off",
+    );
     stalled.socket.resume();
     expect((await stalled.waitClosed()).code).toBe(1006);
     asFrame(await reader.request({ type: "list_programs" }, "programs"), "programs");

@@ -1,6 +1,13 @@
 import { scriptedRuntime } from "@openprogram/session-context/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { createLogSink, humanLogLine, jsonLogLine, redactSecrets, resolveLogFormat, type LogEntry } from "../src/index.js";
+import {
+  createLogSink,
+  humanLogLine,
+  jsonLogLine,
+  redactSecrets,
+  resolveLogFormat,
+  type LogEntry,
+} from "../src/index.js";
 import { closeAll, startDispatcher } from "./helpers.js";
 
 afterEach(closeAll);
@@ -10,7 +17,10 @@ const PROMPT = "PROMPT-TEXT-that-must-never-be-logged";
 
 describe("log lines", () => {
   it("are one JSON object per line with start, connection and turn events, and never the prompt or the token", async () => {
-    const { runtime } = scriptedRuntime([`REPLY mentioning ${PROMPT}`, { error: { status: 500, message: `bad ${PROMPT}` } }]);
+    const { runtime } = scriptedRuntime([
+      `REPLY mentioning ${PROMPT}`,
+      { error: { status: 500, message: `bad ${PROMPT}` } },
+    ]);
     const served = await startDispatcher({ runtime, token: TOKEN });
     const client = await served.connect({}, `?token=${TOKEN}`);
     client.send({ type: "chat", text: PROMPT });
@@ -36,23 +46,55 @@ describe("log lines", () => {
       expect(parsed.event).toMatch(/^[a-z_]+$/);
     }
     const events = served.logs.map((entry) => entry.event);
-    expect(events).toEqual(expect.arrayContaining(["start", "connection_open", "turn_start", "turn_end", "frame_rejected", "connection_close", "shutdown_start", "shutdown_complete"]));
+    expect(events).toEqual(
+      expect.arrayContaining([
+        "start",
+        "connection_open",
+        "turn_start",
+        "turn_end",
+        "frame_rejected",
+        "connection_close",
+        "shutdown_start",
+        "shutdown_complete",
+      ]),
+    );
     const ends = served.logs.filter((entry) => entry.event === "turn_end");
     expect(ends[0]).toMatchObject({ session_id: session.session_id, kind: "chat", outcome: "done" });
     expect(typeof ends[0]?.duration_ms).toBe("number");
     expect(ends[1]).toMatchObject({ level: "warn", outcome: "failed", error_code: "provider_error" });
     const start = served.logs.find((entry) => entry.event === "start");
-    expect(start).toMatchObject({ token: "required", sessions_root: served.store.root, provider: "scripted (scripted), given in code" });
+    expect(start).toMatchObject({
+      token: "required",
+      sessions_root: served.store.root,
+      provider: "scripted (scripted), given in code",
+    });
   });
 });
 
 describe("formats", () => {
-  const entry: LogEntry = { time: "2025-01-02T03:04:05.678Z", level: "info", event: "turn_end", session_id: "session_1", duration_ms: 12.5, note: "two words" };
+  const entry: LogEntry = {
+    time: "2025-01-02T03:04:05.678Z",
+    level: "info",
+    event: "turn_end",
+    session_id: "session_1",
+    duration_ms: 12.5,
+    note: "two words",
+  };
 
   it("renders JSON lines and readable lines", () => {
     expect(JSON.parse(jsonLogLine(entry))).toEqual(entry);
-    expect(humanLogLine(entry)).toBe('03:04:05.678 INFO  turn_end session_id=session_1 duration_ms=12.5 note="two words"\n');
-    const banner = humanLogLine({ time: entry.time, level: "info", event: "start", url: "http://127.0.0.1:8787", version: "0.1.0", programs: ["research"], shutdown_grace_ms: 10000 });
+    expect(humanLogLine(entry)).toBe(
+      '03:04:05.678 INFO  turn_end session_id=session_1 duration_ms=12.5 note="two words"\n',
+    );
+    const banner = humanLogLine({
+      time: entry.time,
+      level: "info",
+      event: "start",
+      url: "http://127.0.0.1:8787",
+      version: "0.1.0",
+      programs: ["research"],
+      shutdown_grace_ms: 10000,
+    });
     expect(banner).toContain("OpenProgram dispatcher 0.1.0 listening on http://127.0.0.1:8787");
     expect(banner).toContain("programs:        research");
   });
@@ -67,6 +109,11 @@ describe("formats", () => {
   });
 
   it("redacts secrets anywhere in an entry", () => {
-    expect(redactSecrets({ a: "x tok y", b: ["tok"], c: { d: "tok" }, n: 1 }, ["tok"])).toEqual({ a: "x [redacted] y", b: ["[redacted]"], c: { d: "[redacted]" }, n: 1 });
+    expect(redactSecrets({ a: "x tok y", b: ["tok"], c: { d: "tok" }, n: 1 }, ["tok"])).toEqual({
+      a: "x [redacted] y",
+      b: ["[redacted]"],
+      c: { d: "[redacted]" },
+      n: 1,
+    });
   });
 });

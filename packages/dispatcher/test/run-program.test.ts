@@ -1,5 +1,18 @@
-import { agenticFunction, chat, createRuntime, currentSession, sessionContext, type Runtime, type SessionNode } from "@openprogram/session-context";
-import { createTempStore, startFakeOpenAIServer, type FakeOpenAIServer, type TempStore } from "@openprogram/session-context/testing";
+import {
+  agenticFunction,
+  chat,
+  createRuntime,
+  currentSession,
+  sessionContext,
+  type Runtime,
+  type SessionNode,
+} from "@openprogram/session-context";
+import {
+  createTempStore,
+  startFakeOpenAIServer,
+  type FakeOpenAIServer,
+  type TempStore,
+} from "@openprogram/session-context/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { asError, asFrame, closeAll, startDispatcher, type TestDispatcher } from "./helpers.js";
 
@@ -20,7 +33,13 @@ beforeEach(async () => {
     runtime,
     programs: {
       summarize,
-      shout: { description: "Upper-cases input.text, in a runner entry.", run: async (input) => ({ text: String((input as { text: string }).text).toUpperCase(), session: currentSession().sessionId }) },
+      shout: {
+        description: "Upper-cases input.text, in a runner entry.",
+        run: async (input) => ({
+          text: String((input as { text: string }).text).toUpperCase(),
+          session: currentSession().sessionId,
+        }),
+      },
     },
   });
   local = createTempStore("openprogram-dispatcher-local-");
@@ -61,7 +80,10 @@ describe("run frames", () => {
     expect(webNode.metadata.prompt_sha256).toBe(localNode.metadata.prompt_sha256);
     // The bodies the server received are byte-identical too.
     expect(fake.requests[1]?.body).toBe(fake.requests[3]?.body);
-    expect(fake.requests[1]?.json.messages?.[0]).toEqual({ role: "system", content: "Summarize the text in one sentence. Keep names." });
+    expect(fake.requests[1]?.json.messages?.[0]).toEqual({
+      role: "system",
+      content: "Summarize the text in one sentence. Keep names.",
+    });
   });
 
   it("records the call as a code node with the doc, nested llm node, and the output", async () => {
@@ -72,7 +94,13 @@ describe("run frames", () => {
     await client.next("turn_done");
     const nodes = await served.store.db.loadNodes(session.session_id);
     const code = nodes.find((node) => node.role === "code");
-    expect(code).toMatchObject({ name: "summarize", input: { text: "x" }, output: "echo Text: x", caller: "", metadata: { status: "completed", doc: summarize.agentic.doc } });
+    expect(code).toMatchObject({
+      name: "summarize",
+      input: { text: "x" },
+      output: "echo Text: x",
+      caller: "",
+      metadata: { status: "completed", doc: summarize.agentic.doc },
+    });
     expect(llmNode(nodes).caller).toBe(code?.id);
   });
 
@@ -89,7 +117,12 @@ describe("run frames", () => {
     const programs = asFrame(await client.request({ type: "list_programs" }, "programs"), "programs");
     expect(programs.programs).toEqual([
       { name: "shout", kind: "runner", description: "Upper-cases input.text, in a runner entry.", doc: "" },
-      { name: "summarize", kind: "agentic", description: "Summarize the text in one sentence. Keep names.", doc: summarize.agentic.doc },
+      {
+        name: "summarize",
+        kind: "agentic",
+        description: "Summarize the text in one sentence. Keep names.",
+        doc: summarize.agentic.doc,
+      },
     ]);
   });
 
@@ -107,7 +140,9 @@ describe("run frames", () => {
   it("reports a program that throws as turn_failed with a code, and the connection stays usable", async () => {
     const failing = await startDispatcher({
       runtime,
-      programs: { boom: agenticFunction({ name: "boom", doc: "Fails." }, async () => Promise.reject(new TypeError("kaboom"))) },
+      programs: {
+        boom: agenticFunction({ name: "boom", doc: "Fails." }, async () => Promise.reject(new TypeError("kaboom"))),
+      },
     });
     const client = await failing.connect();
     client.send({ type: "run", program: "boom" });

@@ -48,7 +48,9 @@ async function serveChild(graceMs: number): Promise<ServedChild & { wsUrl: strin
     for (const wake of waiting) wake();
   });
   child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
   onCleanup(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     await exited;
@@ -57,9 +59,12 @@ async function serveChild(graceMs: number): Promise<ServedChild & { wsUrl: strin
   const event = async (name: string): Promise<Record<string, unknown>> => {
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const found = lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((entry) => entry.event === name);
+      const found = lines
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .find((entry) => entry.event === name);
       if (found) return found;
-      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`No ${name} log line; stdout:\n${lines.join("\n")}\nstderr:\n${stderr}`);
+      if (child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`No ${name} log line; stdout:\n${lines.join("\n")}\nstderr:\n${stderr}`);
       await new Promise<void>((resolve) => {
         const wake = (): void => {
           waiting.delete(wake);
@@ -90,7 +95,9 @@ describe("serve() and signals (built package, real child process)", () => {
 
     served.child.kill("SIGTERM");
     await served.event("shutdown_start");
-    const refused = asError(await other.request({ type: "run", program: "wait_for_stop", client_msg_id: "late" }, "session"));
+    const refused = asError(
+      await other.request({ type: "run", program: "wait_for_stop", client_msg_id: "late" }, "session"),
+    );
     expect(refused).toMatchObject({ code: "shutting_down", ref: "late" });
 
     const failed = await running.next("turn_failed");
@@ -105,13 +112,21 @@ describe("serve() and signals (built package, real child process)", () => {
     const sessionId = session.session_id;
     const nodes = await db.loadNodes(sessionId);
     expect(nodes).toHaveLength(1);
-    expect(nodes[0]).toMatchObject({ name: "wait_for_stop", metadata: { status: "cancelled", error: { code: "cancelled" } } });
+    expect(nodes[0]).toMatchObject({
+      name: "wait_for_stop",
+      metadata: { status: "cancelled", error: { code: "cancelled" } },
+    });
     expect((await db.gitLog(sessionId))[0]?.message).toBe(`turn ${session.turn_id} (web)`);
     expect((await db.getSession(sessionId))?.status).toBe("idle");
 
     const entries = served.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(entries.map((entry) => entry.event)).toEqual(expect.arrayContaining(["start", "signal", "shutdown_start", "turns_cancelled", "turn_end", "shutdown_complete"]));
-    expect(entries.find((entry) => entry.event === "shutdown_complete")).toMatchObject({ cancelled_turns: 1, abandoned_turns: 0 });
+    expect(entries.map((entry) => entry.event)).toEqual(
+      expect.arrayContaining(["start", "signal", "shutdown_start", "turns_cancelled", "turn_end", "shutdown_complete"]),
+    );
+    expect(entries.find((entry) => entry.event === "shutdown_complete")).toMatchObject({
+      cancelled_turns: 1,
+      abandoned_turns: 0,
+    });
     expect(served.lines.join("\n")).not.toContain(TOKEN);
   });
 
@@ -119,6 +134,11 @@ describe("serve() and signals (built package, real child process)", () => {
     const served = await serveChild(60_000);
     served.child.kill("SIGINT");
     expect(await served.exited).toEqual({ code: 0, signal: null });
-    expect(served.lines.map((line) => (JSON.parse(line) as { event: string }).event)).toEqual(["start", "signal", "shutdown_start", "shutdown_complete"]);
+    expect(served.lines.map((line) => (JSON.parse(line) as { event: string }).event)).toEqual([
+      "start",
+      "signal",
+      "shutdown_start",
+      "shutdown_complete",
+    ]);
   });
 });

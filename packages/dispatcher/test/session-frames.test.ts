@@ -32,24 +32,52 @@ describe("session frames", () => {
 
   it("get_session returns meta, conversation and every node", async () => {
     const { client, ids } = await withTwoSessions();
-    const detail = asFrame(await client.request({ type: "get_session", session_id: ids[0] }, "session_detail"), "session_detail");
-    expect(detail).toMatchObject({ session_id: ids[0], busy: false, session: { id: ids[0] }, meta: { id: ids[0] }, problems: [] });
+    const detail = asFrame(
+      await client.request({ type: "get_session", session_id: ids[0] }, "session_detail"),
+      "session_detail",
+    );
+    expect(detail).toMatchObject({
+      session_id: ids[0],
+      busy: false,
+      session: { id: ids[0] },
+      meta: { id: ids[0] },
+      problems: [],
+    });
     expect(detail.conversation.map((node) => node.output)).toEqual(["first session", "one"]);
     expect(detail.nodes).toHaveLength(2);
-    const missing = asError(await client.request({ type: "get_session", session_id: "session_ffffffffff" }, "session_detail"));
+    const missing = asError(
+      await client.request({ type: "get_session", session_id: "session_ffffffffff" }, "session_detail"),
+    );
     expect(missing.code).toBe("session_not_found");
   });
 
   it("subscribe needs an existing session; unsubscribe stops the events", async () => {
     const { served, client, ids } = await withTwoSessions();
     const watcher = await served.connect();
-    const missing = asError(await watcher.request({ type: "subscribe", session_id: "session_ffffffffff" }, "subscribed"));
+    const missing = asError(
+      await watcher.request({ type: "subscribe", session_id: "session_ffffffffff" }, "subscribed"),
+    );
     expect(missing.code).toBe("session_not_found");
-    expect(await watcher.request({ type: "subscribe", session_id: ids[1] }, "subscribed")).toMatchObject({ type: "subscribed", status: "idle", busy: false });
-    expect(await watcher.request({ type: "unsubscribe", session_id: ids[1] }, "unsubscribed")).toEqual({ type: "unsubscribed", session_id: ids[1] });
+    expect(await watcher.request({ type: "subscribe", session_id: ids[1] }, "subscribed")).toMatchObject({
+      type: "subscribed",
+      status: "idle",
+      busy: false,
+    });
+    expect(await watcher.request({ type: "unsubscribe", session_id: ids[1] }, "unsubscribed")).toEqual({
+      type: "unsubscribed",
+      session_id: ids[1],
+    });
     client.send({ type: "chat", session_id: ids[1], text: "more" });
     await client.next("turn_failed");
-    expect(watcher.frames.filter((frame) => "session_id" in frame && frame.session_id === ids[1] && frame.type !== "subscribed" && frame.type !== "unsubscribed")).toEqual([]);
+    expect(
+      watcher.frames.filter(
+        (frame) =>
+          "session_id" in frame &&
+          frame.session_id === ids[1] &&
+          frame.type !== "subscribed" &&
+          frame.type !== "unsubscribed",
+      ),
+    ).toEqual([]);
   });
 
   it("a subscriber of an existing session sees another client's turn in it", async () => {
@@ -69,7 +97,9 @@ describe("session frames", () => {
     expect(await client.next("session_deleted")).toEqual({ type: "session_deleted", session_id: ids[0] });
     expect(await watcher.next("session_deleted")).toEqual({ type: "session_deleted", session_id: ids[0] });
     expect(existsSync(join(served.store.root, ids[0]))).toBe(false);
-    expect(asError(await client.request({ type: "delete_session", session_id: ids[0] }, "session_deleted")).code).toBe("session_not_found");
+    expect(asError(await client.request({ type: "delete_session", session_id: ids[0] }, "session_deleted")).code).toBe(
+      "session_not_found",
+    );
     const listed = asFrame(await client.request({ type: "list_sessions" }, "sessions"), "sessions");
     expect(listed.sessions.map((session) => session.id)).toEqual([ids[1]]);
   });

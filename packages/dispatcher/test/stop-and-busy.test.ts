@@ -6,10 +6,17 @@ import { asError, closeAll, startDispatcher } from "./helpers.js";
 afterEach(closeAll);
 
 /** A program whose model call takes a minute: long enough to stop it or to collide with it. */
-const slowThink = agenticFunction({ name: "slow_think", doc: "Think slowly." }, async (_: Record<string, never>, { runtime }) => runtime.exec("think"));
+const slowThink = agenticFunction(
+  { name: "slow_think", doc: "Think slowly." },
+  async (_: Record<string, never>, { runtime }) => runtime.exec("think"),
+);
 
 function slowDispatcher() {
-  const { runtime } = scriptedRuntime([{ reply: "slow", delayMs: 60_000, when: { content: "think" } }, "fast 1", "fast 2"]);
+  const { runtime } = scriptedRuntime([
+    { reply: "slow", delayMs: 60_000, when: { content: "think" } },
+    "fast 1",
+    "fast 2",
+  ]);
   return startDispatcher({ runtime, programs: { slow_think: slowThink } });
 }
 
@@ -49,12 +56,18 @@ describe("session_busy", () => {
     const session = await first.next("session");
     const sessionId = session.session_id;
 
-    const busy = asError(await second.request({ type: "chat", session_id: sessionId, text: "me too", client_msg_id: "b1" }, "session"));
+    const busy = asError(
+      await second.request({ type: "chat", session_id: sessionId, text: "me too", client_msg_id: "b1" }, "session"),
+    );
     expect(busy).toMatchObject({ code: "session_busy", ref: "b1", action: "chat" });
     expect(busy.message).toContain(sessionId);
-    const busyRun = asError(await first.request({ type: "run", session_id: sessionId, program: "slow_think" }, "session"));
+    const busyRun = asError(
+      await first.request({ type: "run", session_id: sessionId, program: "slow_think" }, "session"),
+    );
     expect(busyRun.code).toBe("session_busy");
-    const busyDelete = asError(await second.request({ type: "delete_session", session_id: sessionId }, "session_deleted"));
+    const busyDelete = asError(
+      await second.request({ type: "delete_session", session_id: sessionId }, "session_deleted"),
+    );
     expect(busyDelete).toMatchObject({ code: "session_busy", action: "delete_session" });
 
     // Another session is unaffected.

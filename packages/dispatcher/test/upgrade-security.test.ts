@@ -30,7 +30,9 @@ describe("the token on the WebSocket upgrade", () => {
     expect(wrongBearer.status).toBe(401);
     await expect(TestClient.connect(served.dispatcher.wsUrl)).rejects.toThrow(/401/);
     expect(served.logs.filter((entry) => entry.event === "connection_open")).toEqual([]);
-    expect(served.logs.filter((entry) => entry.event === "connection_rejected").map((entry) => entry.status)).toEqual([401, 401, 401, 401]);
+    expect(served.logs.filter((entry) => entry.event === "connection_rejected").map((entry) => entry.status)).toEqual([
+      401, 401, 401, 401,
+    ]);
   });
 
   it("accepts the token in the query or as a bearer header", async () => {
@@ -44,9 +46,15 @@ describe("the token on the WebSocket upgrade", () => {
   it("requires a token to bind anything but loopback, before listening", async () => {
     const store = createTempStore();
     onCleanup(() => store.cleanup());
-    await expect(createDispatcher({ host: "0.0.0.0", port: 0, db: store.db, runtime: null })).rejects.toThrow(InvalidInputError);
-    await expect(createDispatcher({ host: "0.0.0.0", port: 0, db: store.db, runtime: null })).rejects.toThrow(/requires a token/);
-    await expect(createDispatcher({ port: 0, db: store.db, runtime: null, token: "has space" })).rejects.toThrow(/printable ASCII/);
+    await expect(createDispatcher({ host: "0.0.0.0", port: 0, db: store.db, runtime: null })).rejects.toThrow(
+      InvalidInputError,
+    );
+    await expect(createDispatcher({ host: "0.0.0.0", port: 0, db: store.db, runtime: null })).rejects.toThrow(
+      /requires a token/,
+    );
+    await expect(createDispatcher({ port: 0, db: store.db, runtime: null, token: "has space" })).rejects.toThrow(
+      /printable ASCII/,
+    );
   });
 });
 
@@ -61,7 +69,13 @@ describe("the Origin check", () => {
     expect(foreign.status).toBe(403);
     expect(errorMessage(foreign.body)).toContain("--allowed-origin");
     // DNS rebinding: a foreign name that resolves to 127.0.0.1 sends a matching Host, and is still refused on loopback.
-    const rebound = await httpGet(url, upgradeHeaders({ Origin: `http://evil.example:${served.dispatcher.port}`, Host: `evil.example:${served.dispatcher.port}` }));
+    const rebound = await httpGet(
+      url,
+      upgradeHeaders({
+        Origin: `http://evil.example:${served.dispatcher.port}`,
+        Host: `evil.example:${served.dispatcher.port}`,
+      }),
+    );
     expect(rebound.status).toBe(403);
     const nullOrigin = await httpGet(url, upgradeHeaders({ Origin: "null" }));
     expect(nullOrigin.status).toBe(403);
@@ -72,7 +86,10 @@ describe("the Origin check", () => {
     const proxied = { Origin: "https://openprogram.example.com", Host: "openprogram.example.com" };
     const client = await served.connect({ headers: { ...proxied, Authorization: `Bearer ${TOKEN}` } });
     expect(client.frames[0]?.type).toBe("hello");
-    const mismatch = await httpGet(wsPath(served.dispatcher.wsUrl), upgradeHeaders({ ...proxied, Origin: "https://evil.example", Authorization: `Bearer ${TOKEN}` }));
+    const mismatch = await httpGet(
+      wsPath(served.dispatcher.wsUrl),
+      upgradeHeaders({ ...proxied, Origin: "https://evil.example", Authorization: `Bearer ${TOKEN}` }),
+    );
     expect(mismatch.status).toBe(403);
   });
 
@@ -80,7 +97,10 @@ describe("the Origin check", () => {
     const served = await startDispatcher({ runtime: null, allowedOrigins: ["https://app.example.com/"] });
     const client = await served.connect({ headers: { Origin: "https://app.example.com" } });
     expect(client.frames[0]?.type).toBe("hello");
-    const other = await httpGet(wsPath(served.dispatcher.wsUrl), upgradeHeaders({ Origin: "https://other.example.com" }));
+    const other = await httpGet(
+      wsPath(served.dispatcher.wsUrl),
+      upgradeHeaders({ Origin: "https://other.example.com" }),
+    );
     expect(other.status).toBe(403);
   });
 

@@ -12,7 +12,10 @@ const askName = agenticFunction({ name: "ask_name", doc: "Ask for a name." }, as
 afterEach(closeAll);
 
 async function start() {
-  return startDispatcher({ runtime: scriptedRuntime([]).runtime, programs: { pick_color: pickColor, ask_name: askName } });
+  return startDispatcher({
+    runtime: scriptedRuntime([]).runtime,
+    programs: { pick_color: pickColor, ask_name: askName },
+  });
 }
 
 describe("ask_user over the web", () => {
@@ -30,7 +33,13 @@ describe("ask_user over the web", () => {
     expect(done.result).toBe("picked blue");
     const nodes = await served.store.db.loadNodes(question.session_id);
     const asked = nodes.find((node) => node.name === "ask_user");
-    expect(asked).toMatchObject({ id: question.question_id, input: "Which color?", output: "blue", caller: nodes[0]?.id, metadata: { status: "answered" } });
+    expect(asked).toMatchObject({
+      id: question.question_id,
+      input: "Which color?",
+      output: "blue",
+      caller: nodes[0]?.id,
+      metadata: { status: "answered" },
+    });
     // The question frame is sent once, by the asker (not also from the core's question event).
     expect(client.frames.filter((frame) => frame.type === "question")).toHaveLength(1);
   });
@@ -44,8 +53,16 @@ describe("ask_user over the web", () => {
     await asking.waitClosed();
 
     const later = await served.connect();
-    const subscribed = asFrame(await later.request({ type: "subscribe", session_id: question.session_id }, "subscribed"), "subscribed");
-    expect(subscribed).toEqual({ type: "subscribed", session_id: question.session_id, status: "needs_input", busy: true });
+    const subscribed = asFrame(
+      await later.request({ type: "subscribe", session_id: question.session_id }, "subscribed"),
+      "subscribed",
+    );
+    expect(subscribed).toEqual({
+      type: "subscribed",
+      session_id: question.session_id,
+      status: "needs_input",
+      busy: true,
+    });
     const again = await later.next("question");
     expect(again).toEqual(question);
     later.send({ type: "answer", question_id: question.question_id, value: "Grace" });
@@ -59,7 +76,9 @@ describe("ask_user over the web", () => {
     const client = await served.connect();
     client.send({ type: "run", program: "pick_color" });
     const question = await client.next("question");
-    const refused = asError(await client.request({ type: "answer", question_id: question.question_id, value: "green" }, "turn_done"));
+    const refused = asError(
+      await client.request({ type: "answer", question_id: question.question_id, value: "green" }, "turn_done"),
+    );
     expect(refused).toMatchObject({ code: "invalid_answer", action: "answer" });
     expect(refused.message).toContain("red, blue");
     client.send({ type: "answer", question_id: question.question_id, value: "red" });
@@ -75,13 +94,21 @@ describe("ask_user over the web", () => {
     const failed = await client.next("turn_failed");
     expect(failed.error.code).toBe("user_declined");
     const nodes = await served.store.db.loadNodes(question.session_id);
-    expect(nodes.find((node) => node.name === "ask_user")?.metadata).toMatchObject({ status: "declined", reason: "private" });
+    expect(nodes.find((node) => node.name === "ask_user")?.metadata).toMatchObject({
+      status: "declined",
+      reason: "private",
+    });
   });
 
   it("answers for a question that is not waiting get unknown_question", async () => {
     const served = await start();
     const client = await served.connect();
-    const answer = await client.refused({ type: "answer", question_id: "0123456789ab", value: "x", client_msg_id: "a1" });
+    const answer = await client.refused({
+      type: "answer",
+      question_id: "0123456789ab",
+      value: "x",
+      client_msg_id: "a1",
+    });
     expect(answer).toMatchObject({ code: "unknown_question", ref: "a1" });
     const decline = await client.refused({ type: "decline", question_id: "0123456789ab" });
     expect(decline.code).toBe("unknown_question");

@@ -6,7 +6,15 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { closeAll, startDispatcher, type TestDispatcher } from "./helpers.js";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync"];
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--no-first-run",
+  "--disable-sync",
+];
 const UI_WAIT = { timeout: 30_000 };
 
 const pickColor = agenticFunction(
@@ -108,10 +116,11 @@ describe("the web page in Chromium", () => {
     await page.click("#chat-send");
     await page.locator("#messages li.llm", { hasText: "Still here." }).waitFor(UI_WAIT);
     expect(await page.textContent("#session-id")).toBe(id);
-    expect((await served.store.db.loadNodes(id)).filter((node) => node.role === "user" && node.name !== "ask_user").map((node) => node.output)).toEqual([
-      "Hi there",
-      "Are you still there?",
-    ]);
+    expect(
+      (await served.store.db.loadNodes(id))
+        .filter((node) => node.role === "user" && node.name !== "ask_user")
+        .map((node) => node.output),
+    ).toEqual(["Hi there", "Are you still there?"]);
     expect(pageErrors).toEqual([]);
   });
 

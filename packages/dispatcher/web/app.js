@@ -143,7 +143,9 @@ function handle(frame) {
     case "turn_failed":
       if (frame.session_id === state.sessionId) {
         setBusy(false);
-        showError(`The turn ${frame.error.code === "cancelled" ? "was cancelled" : "failed"}: ${frame.error.message} (${frame.error.code})`);
+        showError(
+          `The turn ${frame.error.code === "cancelled" ? "was cancelled" : "failed"}: ${frame.error.message} (${frame.error.code})`,
+        );
       }
       send({ type: "list_sessions" });
       return;
@@ -279,7 +281,14 @@ function renderMessages() {
     } else if (node.role === "llm") {
       item.className = "llm";
       const status = node.metadata.status;
-      item.append(span("who", node.name), text(status === "completed" ? stringOf(node.output) : `(${status}${node.metadata.error ? `: ${node.metadata.error.message}` : ""})`));
+      item.append(
+        span("who", node.name),
+        text(
+          status === "completed"
+            ? stringOf(node.output)
+            : `(${status}${node.metadata.error ? `: ${node.metadata.error.message}` : ""})`,
+        ),
+      );
     } else if (node.role === "code") {
       item.className = "code";
       const status = node.metadata.status;
@@ -337,7 +346,8 @@ function renderTree() {
 }
 
 function nameElement(node) {
-  if (node.role === "user") return span("name", node.name === "ask_user" ? `ask_user: ${stringOf(node.input)}` : "message");
+  if (node.role === "user")
+    return span("name", node.name === "ask_user" ? `ask_user: ${stringOf(node.input)}` : "message");
   const element = document.createElement("strong");
   element.className = "name";
   element.textContent = node.name;
@@ -495,7 +505,8 @@ $("delete-session").addEventListener("click", () => {
 });
 $("question-form").addEventListener("submit", (event) => {
   event.preventDefault();
-  if (state.shownQuestion) send({ type: "answer", question_id: state.shownQuestion, value: $("question-answer").value });
+  if (state.shownQuestion)
+    send({ type: "answer", question_id: state.shownQuestion, value: $("question-answer").value });
 });
 $("question-decline").addEventListener("click", () => {
   if (state.shownQuestion) send({ type: "decline", question_id: state.shownQuestion });

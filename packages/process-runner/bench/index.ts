@@ -61,7 +61,10 @@ async function sampleSerially(count: number, once: () => Promise<number>): Promi
 const store = createTempStore("openprogram-runner-bench-");
 const env = { OPENPROGRAM_HOME: store.home, OPENPROGRAM_PROVIDER: "none" };
 try {
-  const sessionId = await sessionContext({ db: store.db, runtime: null, source: "bench" }, (session) => session.sessionId);
+  const sessionId = await sessionContext(
+    { db: store.db, runtime: null, source: "bench" },
+    (session) => session.sessionId,
+  );
 
   /** One turn that runs `module` in a child; resolves with the time to its first node event and the run. */
   const firstNode = async (module: string): Promise<number> => {

@@ -85,7 +85,14 @@ export interface UnsendableResultMessage {
 }
 
 /** Child to parent. */
-export type ChildMessage = EventMessage | AskMessage | AskCancelMessage | ResultMessage | ErrorMessage | LoadErrorMessage | UnsendableResultMessage;
+export type ChildMessage =
+  | EventMessage
+  | AskMessage
+  | AskCancelMessage
+  | ResultMessage
+  | ErrorMessage
+  | LoadErrorMessage
+  | UnsendableResultMessage;
 
 /** A message as sent on the wire. */
 export type Tagged<M> = M & { channel: typeof CHANNEL };
@@ -95,7 +102,15 @@ export function tag<M extends ParentMessage | ChildMessage>(message: M): Tagged<
   return { ...message, channel: CHANNEL };
 }
 
-const CHILD_TYPES: ReadonlySet<string> = new Set<ChildMessage["type"]>(["event", "ask", "ask_cancel", "result", "error", "load_error", "unsendable_result"]);
+const CHILD_TYPES: ReadonlySet<string> = new Set<ChildMessage["type"]>([
+  "event",
+  "ask",
+  "ask_cancel",
+  "result",
+  "error",
+  "load_error",
+  "unsendable_result",
+]);
 const PARENT_TYPES: ReadonlySet<string> = new Set<ParentMessage["type"]>(["start", "abort", "answer"]);
 
 /** True for a runner message from the child (anything else on the channel is the user's). */

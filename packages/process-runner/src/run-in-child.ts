@@ -1,4 +1,9 @@
-import { CancelledError, currentSignal, hasSessionContext, SessionContextMissingError } from "@openprogram/session-context";
+import {
+  CancelledError,
+  currentSignal,
+  hasSessionContext,
+  SessionContextMissingError,
+} from "@openprogram/session-context";
 import { ChildSupervisor } from "./parent/child-supervisor.js";
 import { planLaunch } from "./parent/launch-plan.js";
 import type { ChildRun, RunInChildOptions } from "./types.js";

@@ -15,12 +15,20 @@ describe("ask_user in the child goes to the parent's asker", () => {
     const asker = createScriptedAsker(["2"]);
     const recorder = eventRecorder();
     const plan = agenticFunction({ name: "plan", doc: "Plan the run." }, async () =>
-      runInChild({ module: ASK, export: "pickDataset", input: { purpose: "a quick baseline" }, env: noProviderEnv(store) }),
+      runInChild({
+        module: ASK,
+        export: "pickDataset",
+        input: { purpose: "a quick baseline" },
+        env: noProviderEnv(store),
+      }),
     );
-    const { sessionId, output } = await sessionContext({ db: store.db, runtime: null, asker, onEvent: recorder.onEvent, source: "test" }, async (session) => ({
-      sessionId: session.sessionId,
-      output: await plan({}),
-    }));
+    const { sessionId, output } = await sessionContext(
+      { db: store.db, runtime: null, asker, onEvent: recorder.onEvent, source: "test" },
+      async (session) => ({
+        sessionId: session.sessionId,
+        output: await plan({}),
+      }),
+    );
     expect(output).toEqual({ dataset: "cifar10" });
 
     const nodes = await store.db.loadNodes(sessionId);
@@ -35,8 +43,19 @@ describe("ask_user in the child goes to the parent's asker", () => {
     expect(ask.metadata.status).toBe("answered");
     // The parent's asker got the child's question, under the child's node id.
     expect(asker.questions).toHaveLength(1);
-    expect(asker.questions[0]).toMatchObject({ questionId: ask.id, sessionId, question: ask.input, choices: ["mnist", "cifar10", "imagenet"] });
-    const kinds = recorder.events.map((event) => (event.type === "status" ? `status ${event.status}` : event.type === "node" ? `${event.op} ${event.node.name}` : event.type));
+    expect(asker.questions[0]).toMatchObject({
+      questionId: ask.id,
+      sessionId,
+      question: ask.input,
+      choices: ["mnist", "cifar10", "imagenet"],
+    });
+    const kinds = recorder.events.map((event) =>
+      event.type === "status"
+        ? `status ${event.status}`
+        : event.type === "node"
+          ? `${event.op} ${event.node.name}`
+          : event.type,
+    );
     expect(kinds).toEqual([
       "status running",
       "append plan",
@@ -51,16 +70,30 @@ describe("ask_user in the child goes to the parent's asker", () => {
       "update plan",
       "status idle",
     ]);
-    expect(recorder.events.find((event) => event.type === "question")).toMatchObject({ questionId: ask.id, question: ask.input });
-    expect(recorder.events.find((event) => event.type === "question_closed")).toMatchObject({ questionId: ask.id, outcome: "answered" });
+    expect(recorder.events.find((event) => event.type === "question")).toMatchObject({
+      questionId: ask.id,
+      question: ask.input,
+    });
+    expect(recorder.events.find((event) => event.type === "question_closed")).toMatchObject({
+      questionId: ask.id,
+      outcome: "answered",
+    });
   });
 
   it("a declined question fails the child's call with UserDeclinedError", async () => {
     const asker = createScriptedAsker([{ decline: true, reason: "not now" }]);
-    const { sessionId, error } = await sessionContext({ db: store.db, runtime: null, asker, source: "test" }, async (session) => ({
-      sessionId: session.sessionId,
-      error: await runInChild({ module: ASK, export: "pickDataset", input: { purpose: "x" }, env: noProviderEnv(store) }).result.catch((caught: unknown) => caught),
-    }));
+    const { sessionId, error } = await sessionContext(
+      { db: store.db, runtime: null, asker, source: "test" },
+      async (session) => ({
+        sessionId: session.sessionId,
+        error: await runInChild({
+          module: ASK,
+          export: "pickDataset",
+          input: { purpose: "x" },
+          env: noProviderEnv(store),
+        }).result.catch((caught: unknown) => caught),
+      }),
+    );
     expect(error).toMatchObject({ name: "UserDeclinedError", code: "user_declined" });
     const ask = (await store.db.loadNodes(sessionId)).find((node) => node.name === "ask_user");
     expect(ask?.metadata).toMatchObject({ status: "declined", reason: "not now" });
@@ -70,14 +103,20 @@ describe("ask_user in the child goes to the parent's asker", () => {
     const run = async (viaChild: boolean): Promise<{ sessionId: string; error: unknown }> =>
       sessionContext({ db: store.db, runtime: null, asker: null, source: "test" }, async (session) => ({
         sessionId: session.sessionId,
-        error: await (viaChild
-          ? runInChild({ module: ASK, export: "pickDataset", input: { purpose: "x" }, env: noProviderEnv(store) }).result
-          : pickDataset({ purpose: "x" })
+        error: await (
+          viaChild
+            ? runInChild({ module: ASK, export: "pickDataset", input: { purpose: "x" }, env: noProviderEnv(store) })
+                .result
+            : pickDataset({ purpose: "x" })
         ).catch((caught: unknown) => caught),
       }));
     const inProcess = await run(false);
     const inChild = await run(true);
-    expect(inChild.error).toMatchObject({ name: "AskUserUnavailableError", code: "ask_user_unavailable", message: (inProcess.error as Error).message });
+    expect(inChild.error).toMatchObject({
+      name: "AskUserUnavailableError",
+      code: "ask_user_unavailable",
+      message: (inProcess.error as Error).message,
+    });
     const nodes = await store.db.loadNodes(inChild.sessionId);
     expect(nodes.find((node) => node.name === "ask_user")?.metadata.status).toBe("failed");
     expect(nodes.find((node) => node.name === "pick_dataset")?.metadata.status).toBe("failed");
@@ -96,13 +135,26 @@ describe("ask_user in the child goes to the parent's asker", () => {
           signal.addEventListener("abort", () => reject(new Error("withdrawn")), { once: true });
         }),
     };
-    const { sessionId, error } = await sessionContext({ db: store.db, runtime: null, asker: waitingAsker, source: "test" }, async (session) => {
-      const run = runInChild({ module: ASK, export: "pickDataset", input: { purpose: "x" }, env: noProviderEnv(store), graceMs: 60_000 });
-      await questionArrived;
-      await run.stop("the user closed the tab");
-      return { sessionId: session.sessionId, error: await run.result.catch((caught: unknown) => caught) };
+    const { sessionId, error } = await sessionContext(
+      { db: store.db, runtime: null, asker: waitingAsker, source: "test" },
+      async (session) => {
+        const run = runInChild({
+          module: ASK,
+          export: "pickDataset",
+          input: { purpose: "x" },
+          env: noProviderEnv(store),
+          graceMs: 60_000,
+        });
+        await questionArrived;
+        await run.stop("the user closed the tab");
+        return { sessionId: session.sessionId, error: await run.result.catch((caught: unknown) => caught) };
+      },
+    );
+    expect(error).toMatchObject({
+      name: "CancelledError",
+      code: "cancelled",
+      message: "Cancelled: the user closed the tab",
     });
-    expect(error).toMatchObject({ name: "CancelledError", code: "cancelled", message: "Cancelled: the user closed the tab" });
     expect((askerSignal as AbortSignal | null)?.aborted).toBe(true);
     const nodes = await store.db.loadNodes(sessionId);
     expect(nodes.find((node) => node.name === "ask_user")?.metadata.status).toBe("cancelled");
@@ -118,10 +170,13 @@ describe("ask_user in the child goes to the parent's asker", () => {
           signal.addEventListener("abort", () => reject(new Error("withdrawn")), { once: true });
         }),
     };
-    const { sessionId, output } = await sessionContext({ db: store.db, runtime: null, asker: silentAsker, source: "test" }, async (session) => ({
-      sessionId: session.sessionId,
-      output: await runInChild({ module: ASK, export: "pickDatasetQuickly", env: noProviderEnv(store) }),
-    }));
+    const { sessionId, output } = await sessionContext(
+      { db: store.db, runtime: null, asker: silentAsker, source: "test" },
+      async (session) => ({
+        sessionId: session.sessionId,
+        output: await runInChild({ module: ASK, export: "pickDatasetQuickly", env: noProviderEnv(store) }),
+      }),
+    );
     expect(output).toEqual({ dataset: "mnist" });
     // Withdrawn because the child stopped waiting, not merely because it ended.
     expect((askerSignal as AbortSignal | null)?.reason).toBe("the child stopped waiting");

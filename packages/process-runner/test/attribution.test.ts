@@ -1,4 +1,11 @@
-import { agenticFunction, currentCallId, currentSession, sessionContext, type SessionEvent, type SessionNode } from "@openprogram/session-context";
+import {
+  agenticFunction,
+  currentCallId,
+  currentSession,
+  sessionContext,
+  type SessionEvent,
+  type SessionNode,
+} from "@openprogram/session-context";
 import { scriptedRuntime } from "@openprogram/session-context/testing";
 import { describe, expect, it } from "vitest";
 import { runInChild } from "../src/index.js";
@@ -13,20 +20,34 @@ describe("attribution: what the child records hangs under the parent's call", ()
   const store = useTempStore();
 
   it("nests under the parent's current call exactly as the same call made in-process", async () => {
-    const inProcess = agenticFunction({ name: "orchestrate", doc: "Plan the work." }, async ({ topic }: { topic: string }) => outline({ topic }));
+    const inProcess = agenticFunction(
+      { name: "orchestrate", doc: "Plan the work." },
+      async ({ topic }: { topic: string }) => outline({ topic }),
+    );
     const observed = { callId: null as string | null, seenNames: [] as string[] };
-    const inChild = agenticFunction({ name: "orchestrate", doc: "Plan the work." }, async ({ topic }: { topic: string }) => {
-      observed.callId = currentCallId();
-      const output = await runInChild<{ summary: string; text: string }>({ module: OUTLINE, export: "outline", input: { topic }, env: scriptedEnv(store, REPLIES) });
-      // The parent's store sees the child's nodes as soon as the child is done: no stale cache.
-      observed.seenNames = (await currentSession().writer.load()).map((node) => node.name);
-      return output;
-    });
+    const inChild = agenticFunction(
+      { name: "orchestrate", doc: "Plan the work." },
+      async ({ topic }: { topic: string }) => {
+        observed.callId = currentCallId();
+        const output = await runInChild<{ summary: string; text: string }>({
+          module: OUTLINE,
+          export: "outline",
+          input: { topic },
+          env: scriptedEnv(store, REPLIES),
+        });
+        // The parent's store sees the child's nodes as soon as the child is done: no stale cache.
+        observed.seenNames = (await currentSession().writer.load()).map((node) => node.name);
+        return output;
+      },
+    );
 
-    const expected = await sessionContext({ db: store.db, runtime: scriptedRuntime(REPLIES).runtime, source: "test" }, async (session) => ({
-      sessionId: session.sessionId,
-      output: await inProcess({ topic: "agent reliability" }),
-    }));
+    const expected = await sessionContext(
+      { db: store.db, runtime: scriptedRuntime(REPLIES).runtime, source: "test" },
+      async (session) => ({
+        sessionId: session.sessionId,
+        output: await inProcess({ topic: "agent reliability" }),
+      }),
+    );
     const actual = await sessionContext({ db: store.db, runtime: null, source: "test" }, async (session) => ({
       sessionId: session.sessionId,
       output: await inChild({ topic: "agent reliability" }),
@@ -37,7 +58,13 @@ describe("attribution: what the child records hangs under the parent's call", ()
     expect(observed.seenNames).toEqual(["orchestrate", "outline", "summarise", "scripted", "scripted"]);
 
     const childNodes = await store.db.loadNodes(actual.sessionId);
-    const [orchestrateNode, outlineNode, summariseNode, summaryLlm, outlineLlm] = childNodes as [SessionNode, SessionNode, SessionNode, SessionNode, SessionNode];
+    const [orchestrateNode, outlineNode, summariseNode, summaryLlm, outlineLlm] = childNodes as [
+      SessionNode,
+      SessionNode,
+      SessionNode,
+      SessionNode,
+      SessionNode,
+    ];
     expect(orchestrateNode.id).toBe(observed.callId);
     expect(outlineNode.caller).toBe(orchestrateNode.id);
     expect(summariseNode.caller).toBe(outlineNode.id);
@@ -55,7 +82,13 @@ describe("attribution: what the child records hangs under the parent's call", ()
     const runTurn = async (viaChild: boolean): Promise<string> =>
       sessionContext({ db: store.db, runtime: scriptedRuntime(REPLIES).runtime, source: "test" }, async (session) => {
         await first({});
-        if (viaChild) await runInChild({ module: OUTLINE, export: "outline", input: { topic: "sparse attention" }, env: scriptedEnv(store, REPLIES) });
+        if (viaChild)
+          await runInChild({
+            module: OUTLINE,
+            export: "outline",
+            input: { topic: "sparse attention" },
+            env: scriptedEnv(store, REPLIES),
+          });
         else await outline({ topic: "sparse attention" });
         return session.sessionId;
       });
@@ -78,14 +111,27 @@ describe("attribution: what the child records hangs under the parent's call", ()
       if (event.type === "status") order.push(`status:${event.status}`);
       else if (event.type === "node" && event.op === "append") order.push(`append:${event.node.name}`);
     };
-    const sessionId = await sessionContext({ db: store.db, runtime: null, onEvent, source: "test" }, async (session) => {
-      await runInChild({ module: OUTLINE, export: "outline", input: { topic: "only the child" }, env: scriptedEnv(store, REPLIES) });
-      return session.sessionId;
-    });
+    const sessionId = await sessionContext(
+      { db: store.db, runtime: null, onEvent, source: "test" },
+      async (session) => {
+        await runInChild({
+          module: OUTLINE,
+          export: "outline",
+          input: { topic: "only the child" },
+          env: scriptedEnv(store, REPLIES),
+        });
+        return session.sessionId;
+      },
+    );
     // The session was running before the child recorded anything, and idle after the turn.
     expect(order[0]).toBe("status:running");
     expect(order.at(-1)).toBe("status:idle");
-    expect(order.filter((entry) => entry.startsWith("append:"))).toEqual(["append:outline", "append:summarise", "append:scripted", "append:scripted"]);
+    expect(order.filter((entry) => entry.startsWith("append:"))).toEqual([
+      "append:outline",
+      "append:summarise",
+      "append:scripted",
+      "append:scripted",
+    ]);
     expect(committedNodeFiles(store.root, sessionId)).toEqual(nodeFilesOnDisk(store.root, sessionId));
     expect(nodeFilesOnDisk(store.root, sessionId)).toHaveLength(4);
   });
@@ -93,20 +139,26 @@ describe("attribution: what the child records hangs under the parent's call", ()
   it("keeps seq unique and gap-free with 10 concurrent children in one session", async () => {
     const env = scriptedEnv(store, REPLIES);
     const fanOut = agenticFunction({ name: "fan_out", doc: "Run ten outlines at once." }, async () => {
-      const runs = Array.from({ length: 10 }, (_, index) => runInChild({ module: OUTLINE, export: "outline", input: { topic: `topic ${index}` }, env }));
+      const runs = Array.from({ length: 10 }, (_, index) =>
+        runInChild({ module: OUTLINE, export: "outline", input: { topic: `topic ${index}` }, env }),
+      );
       expect(new Set(runs.map((run) => run.pid)).size).toBe(10);
       return Promise.all(runs.map(async (run) => run.result));
     });
     // Each relayed append: is the node already visible to the parent's store at that moment?
     const visibleOnArrival: boolean[] = [];
     const onEvent = (event: SessionEvent): void => {
-      if (event.type === "node" && event.op === "append") visibleOnArrival.push(store.db.nodeMapSync(event.sessionId).has(event.node.id));
+      if (event.type === "node" && event.op === "append")
+        visibleOnArrival.push(store.db.nodeMapSync(event.sessionId).has(event.node.id));
     };
-    const { sessionId, fanOutId, outputs } = await sessionContext({ db: store.db, runtime: null, onEvent, source: "test" }, async (session) => {
-      const results = await fanOut({});
-      const nodes = await store.db.loadNodes(session.sessionId);
-      return { sessionId: session.sessionId, fanOutId: nodes[0]?.id, outputs: results };
-    });
+    const { sessionId, fanOutId, outputs } = await sessionContext(
+      { db: store.db, runtime: null, onEvent, source: "test" },
+      async (session) => {
+        const results = await fanOut({});
+        const nodes = await store.db.loadNodes(session.sessionId);
+        return { sessionId: session.sessionId, fanOutId: nodes[0]?.id, outputs: results };
+      },
+    );
     expect(outputs).toHaveLength(10);
     expect(visibleOnArrival).toHaveLength(41);
     expect(visibleOnArrival.every(Boolean)).toBe(true);
@@ -118,7 +170,9 @@ describe("attribution: what the child records hangs under the parent's call", ()
     expect((await store.db.readHistory(sessionId)).problems).toEqual([]);
     const outlines = nodes.filter((node) => node.name === "outline");
     expect(outlines).toHaveLength(10);
-    expect(new Set(outlines.map((node) => JSON.stringify(node.input)))).toEqual(new Set(Array.from({ length: 10 }, (_, index) => JSON.stringify({ topic: `topic ${index}` }))));
+    expect(new Set(outlines.map((node) => JSON.stringify(node.input)))).toEqual(
+      new Set(Array.from({ length: 10 }, (_, index) => JSON.stringify({ topic: `topic ${index}` }))),
+    );
     for (const outlineNode of outlines) {
       expect(outlineNode.caller).toBe(fanOutId);
       const children = nodes.filter((node) => node.caller === outlineNode.id);

@@ -1,6 +1,12 @@
 import { tmpdir } from "node:os";
 import { pathToFileURL } from "node:url";
-import { CancelledError, InvalidInputError, NotAgenticFunctionError, SessionContextMissingError, sessionContext } from "@openprogram/session-context";
+import {
+  CancelledError,
+  InvalidInputError,
+  NotAgenticFunctionError,
+  SessionContextMissingError,
+  sessionContext,
+} from "@openprogram/session-context";
 import { describe, expect, it } from "vitest";
 import { runInChild, type ChildRun } from "../src/index.js";
 import { isRunning, noProviderEnv, programPath, useTempStore } from "./helpers.js";
@@ -13,14 +19,27 @@ describe("bad input: a clear error, and never a half-started child", () => {
   const store = useTempStore();
 
   /** Runs with `options` inside a fresh session; returns the error, the pid and the nodes the session got. */
-  async function rejected(options: Record<string, unknown>): Promise<{ error: unknown; pid: number | undefined; alive: boolean; nodes: number }> {
+  async function rejected(
+    options: Record<string, unknown>,
+  ): Promise<{ error: unknown; pid: number | undefined; alive: boolean; nodes: number }> {
     return sessionContext({ db: store.db, runtime: null, source: "test" }, async (session) => {
-      const run: ChildRun<unknown> = runInChild({ module: programPath("outline.ts"), export: "outline", input: { topic: "t" }, env: noProviderEnv(store), ...options });
+      const run: ChildRun<unknown> = runInChild({
+        module: programPath("outline.ts"),
+        export: "outline",
+        input: { topic: "t" },
+        env: noProviderEnv(store),
+        ...options,
+      });
       const error = await run.result.then(
         () => new Error("expected a rejection"),
         (caught: unknown) => caught,
       );
-      return { error, pid: run.pid, alive: run.pid !== undefined && isRunning(run.pid), nodes: (await store.db.loadNodes(session.sessionId)).length };
+      return {
+        error,
+        pid: run.pid,
+        alive: run.pid !== undefined && isRunning(run.pid),
+        nodes: (await store.db.loadNodes(session.sessionId)).length,
+      };
     });
   }
 
@@ -42,21 +61,27 @@ describe("bad input: a clear error, and never a half-started child", () => {
   it("an export that is not an agentic function: NotAgenticFunctionError before anything runs, and the child is gone", async () => {
     const outcome = await rejected({ module: programPath("not-agentic.ts"), export: "plainFunction" });
     expect(outcome.error).toBeInstanceOf(NotAgenticFunctionError);
-    expect((outcome.error as Error).message).toContain("not-agentic.ts#plainFunction is a plain function, not an agentic function");
+    expect((outcome.error as Error).message).toContain(
+      "not-agentic.ts#plainFunction is a plain function, not an agentic function",
+    );
     expect(outcome.pid).toBeTypeOf("number");
     expect(outcome.alive).toBe(false);
     expect(outcome.nodes).toBe(0);
 
     const settings = await rejected({ module: programPath("not-agentic.ts"), export: "settings" });
     expect(settings.error).toBeInstanceOf(NotAgenticFunctionError);
-    expect((settings.error as Error).message).toContain("not-agentic.ts#settings is an object, not an agentic function");
+    expect((settings.error as Error).message).toContain(
+      "not-agentic.ts#settings is an object, not an agentic function",
+    );
     expect((settings.error as Error).message).toContain("it exports no agentic function");
   });
 
   it("an export that does not exist names the agentic functions the module has", async () => {
     const outcome = await rejected({ export: "outlin" });
     expect(outcome.error).toBeInstanceOf(InvalidInputError);
-    expect((outcome.error as Error).message).toContain('the module has no export named "outlin"; its agentic functions are: outline, summarise');
+    expect((outcome.error as Error).message).toContain(
+      'the module has no export named "outlin"; its agentic functions are: outline, summarise',
+    );
     expect(outcome.alive).toBe(false);
     expect(outcome.nodes).toBe(0);
   });
@@ -130,8 +155,12 @@ describe("bad input: a clear error, and never a half-started child", () => {
   it("accepts a relative path resolved from cwd and a file: URL", async () => {
     await sessionContext({ db: store.db, runtime: null, source: "test" }, async () => {
       const programs = programPath("");
-      expect(await runInChild({ module: "./plain.mjs", cwd: programs, input: { a: 1 }, env: noProviderEnv(store) })).toEqual({ echoed: { a: 1 } });
-      expect(await runInChild({ module: pathToFileURL(programPath("plain.mjs")).href, env: noProviderEnv(store) })).toEqual({ echoed: {} });
+      expect(
+        await runInChild({ module: "./plain.mjs", cwd: programs, input: { a: 1 }, env: noProviderEnv(store) }),
+      ).toEqual({ echoed: { a: 1 } });
+      expect(
+        await runInChild({ module: pathToFileURL(programPath("plain.mjs")).href, env: noProviderEnv(store) }),
+      ).toEqual({ echoed: {} });
     });
   });
 });

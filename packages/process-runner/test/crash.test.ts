@@ -9,14 +9,25 @@ describe("crashes: the run rejects with what happened and the session stays usab
   const store = useTempStore();
 
   /** A crashing run in its own turn of a new session; returns the error and the session. */
-  async function crashTurn(exportName: string, during?: (run: ReturnType<typeof runInChild>, firstNode: SessionNode) => void): Promise<{ sessionId: string; error: unknown; pid: number }> {
+  async function crashTurn(
+    exportName: string,
+    during?: (run: ReturnType<typeof runInChild>, firstNode: SessionNode) => void,
+  ): Promise<{ sessionId: string; error: unknown; pid: number }> {
     const recorder = eventRecorder();
     const host = agenticFunction({ name: "host", doc: "Run a program in a child." }, async () => {
-      const run = runInChild({ module: CRASH, export: exportName, input: { dataset: "mnist" }, env: noProviderEnv(store) });
+      const run = runInChild({
+        module: CRASH,
+        export: exportName,
+        input: { dataset: "mnist" },
+        env: noProviderEnv(store),
+      });
       if (during) during(run, await recorder.whenNode((node) => node.name !== "host"));
       return { error: await run.result.catch((caught: unknown) => caught), pid: run.pid as number };
     });
-    return sessionContext({ db: store.db, runtime: null, onEvent: recorder.onEvent, source: "test" }, async (session) => ({ sessionId: session.sessionId, ...(await host({})) }));
+    return sessionContext(
+      { db: store.db, runtime: null, onEvent: recorder.onEvent, source: "test" },
+      async (session) => ({ sessionId: session.sessionId, ...(await host({})) }),
+    );
   }
 
   /** The next turn of the session runs (in-process and in a child) and leaves it idle and readable. */
@@ -35,9 +46,16 @@ describe("crashes: the run rejects with what happened and the session stays usab
 
   it("a child that throws rejects with its error: class name, code and message", async () => {
     const { sessionId, error } = await crashTurn("throwsOwnError");
-    expect(error).toMatchObject({ name: "DatasetMissingError", code: "dataset_missing", message: "dataset mnist is not on disk" });
+    expect(error).toMatchObject({
+      name: "DatasetMissingError",
+      code: "dataset_missing",
+      message: "dataset mnist is not on disk",
+    });
     const node = (await store.db.loadNodes(sessionId)).find((candidate) => candidate.name === "throws_own_error");
-    expect(node?.metadata).toMatchObject({ status: "failed", error: { name: "DatasetMissingError", code: "dataset_missing" } });
+    expect(node?.metadata).toMatchObject({
+      status: "failed",
+      error: { name: "DatasetMissingError", code: "dataset_missing" },
+    });
     await expectNextTurnWorks(sessionId);
   });
 
@@ -45,10 +63,14 @@ describe("crashes: the run rejects with what happened and the session stays usab
     const { sessionId, error, pid } = await crashTurn("exitsWithThree");
     expect(error).toBeInstanceOf(ChildProcessError);
     expect(error).toMatchObject({ code: "child_process_failed", pid, exit: { code: 3, signal: null } });
-    expect((error as Error).message).toContain(`crash.ts#exitsWithThree (pid ${pid}) exited with code 3 before reporting a result`);
+    expect((error as Error).message).toContain(
+      `crash.ts#exitsWithThree (pid ${pid}) exited with code 3 before reporting a result`,
+    );
     const nodes = await store.db.loadNodes(sessionId);
     expect(nodes.find((node) => node.name === "exits_with_three")?.metadata.status).toBe("interrupted");
-    expect(nodes.find((node) => node.name === "exits_with_three")?.caller).toBe(nodes.find((node) => node.name === "host")?.id);
+    expect(nodes.find((node) => node.name === "exits_with_three")?.caller).toBe(
+      nodes.find((node) => node.name === "host")?.id,
+    );
     await expectNextTurnWorks(sessionId);
   });
 
@@ -61,7 +83,9 @@ describe("crashes: the run rejects with what happened and the session stays usab
     expect(error).toMatchObject({ exit: { code: null, signal: "SIGTERM" } });
     expect((error as Error).message).toContain("was killed by SIGTERM before reporting a result");
     expect(isRunning(pid)).toBe(false);
-    expect((await store.db.loadNodes(sessionId)).find((node) => node.name === "waits_forever")?.metadata.status).toBe("killed");
+    expect((await store.db.loadNodes(sessionId)).find((node) => node.name === "waits_forever")?.metadata.status).toBe(
+      "killed",
+    );
     await expectNextTurnWorks(sessionId);
   });
 
@@ -69,7 +93,9 @@ describe("crashes: the run rejects with what happened and the session stays usab
     const { sessionId, error, pid } = await crashTurn("returnsBigint");
     expect(error).toBeInstanceOf(ChildProcessError);
     expect(error).toMatchObject({ code: "child_process_failed", pid, exit: { code: 1, signal: null } });
-    expect((error as Error).message).toMatch(/result of returnsBigint is not JSON-serialisable .*return plain JSON data/);
+    expect((error as Error).message).toMatch(
+      /result of returnsBigint is not JSON-serialisable .*return plain JSON data/,
+    );
     await expectNextTurnWorks(sessionId);
   });
 });

@@ -31,13 +31,21 @@ describe("events: the child's events reach the parent's onEvent in order", () =>
       const recorder = eventRecorder();
       const orchestrate = agenticFunction({ name: "orchestrate", doc: "Plan." }, async () =>
         viaChild
-          ? runInChild({ module: programPath("outline.ts"), export: "outline", input: { topic: "retrieval" }, env: scriptedEnv(store, REPLIES) })
+          ? runInChild({
+              module: programPath("outline.ts"),
+              export: "outline",
+              input: { topic: "retrieval" },
+              env: scriptedEnv(store, REPLIES),
+            })
           : outline({ topic: "retrieval" }),
       );
-      const sessionId = await sessionContext({ db: store.db, runtime: scriptedRuntime(REPLIES).runtime, onEvent: recorder.onEvent, source: "test" }, async (session) => {
-        await orchestrate({});
-        return session.sessionId;
-      });
+      const sessionId = await sessionContext(
+        { db: store.db, runtime: scriptedRuntime(REPLIES).runtime, onEvent: recorder.onEvent, source: "test" },
+        async (session) => {
+          await orchestrate({});
+          return session.sessionId;
+        },
+      );
       return { sessionId, events: recorder.events };
     };
     const inProcess = await run(false);
@@ -66,8 +74,10 @@ describe("events: the child's events reach the parent's onEvent in order", () =>
   });
 
   it("ignores messages the program itself sends on the IPC channel", async () => {
-    const output = await sessionContext({ db: store.db, runtime: null, source: "test" }, async () =>
-      runInChild({ module: programPath("chatty.ts"), export: "chatty", env: scriptedEnv(store, []) }).result,
+    const output = await sessionContext(
+      { db: store.db, runtime: null, source: "test" },
+      async () =>
+        runInChild({ module: programPath("chatty.ts"), export: "chatty", env: scriptedEnv(store, []) }).result,
     );
     expect(output).toBe("real");
   });

@@ -41,22 +41,35 @@ export function useTempStore(): TempStore {
 
 /** Node files committed in the session's git repository (what the turn's commit holds). */
 export function committedNodeFiles(root: string, sessionId: string): string[] {
-  return execFileSync("git", ["ls-files", "history"], { cwd: join(root, sessionId), encoding: "utf8" }).split("\n").filter(Boolean);
+  return execFileSync("git", ["ls-files", "history"], { cwd: join(root, sessionId), encoding: "utf8" })
+    .split("\n")
+    .filter(Boolean);
 }
 
 /** Node files on disk. */
 export function nodeFilesOnDisk(root: string, sessionId: string): string[] {
-  return readdirSync(join(root, sessionId, "history")).filter((name) => name.endsWith(".json")).map((name) => `history/${name}`);
+  return readdirSync(join(root, sessionId, "history"))
+    .filter((name) => name.endsWith(".json"))
+    .map((name) => `history/${name}`);
 }
 
 /**
  * The child's environment: its own OPENPROGRAM_HOME (no config.json from the
  * machine) and the scripted provider reading `replies` from a file.
  */
-export function scriptedEnv(store: TempStore, replies: readonly ScriptEntry[], name = "script.json"): Record<string, string> {
+export function scriptedEnv(
+  store: TempStore,
+  replies: readonly ScriptEntry[],
+  name = "script.json",
+): Record<string, string> {
   const path = join(store.home, name);
   writeFileSync(path, JSON.stringify(replies));
-  return { OPENPROGRAM_HOME: store.home, OPENPROGRAM_PROVIDER: "scripted", OPENPROGRAM_SCRIPT: path, OPENPROGRAM_MODEL: "scripted" };
+  return {
+    OPENPROGRAM_HOME: store.home,
+    OPENPROGRAM_PROVIDER: "scripted",
+    OPENPROGRAM_SCRIPT: path,
+    OPENPROGRAM_MODEL: "scripted",
+  };
 }
 
 /** The child's environment with no provider at all. */
@@ -121,9 +134,14 @@ export async function waitUntil(check: () => boolean, what: string, timeoutMs = 
 }
 
 /** Collects a context's events; `whenNode` resolves on the first node event matching. */
-export function eventRecorder(): { events: SessionEvent[]; onEvent: (event: SessionEvent) => void; whenNode: (match: (node: SessionNode, op: string) => boolean) => Promise<SessionNode> } {
+export function eventRecorder(): {
+  events: SessionEvent[];
+  onEvent: (event: SessionEvent) => void;
+  whenNode: (match: (node: SessionNode, op: string) => boolean) => Promise<SessionNode>;
+} {
   const events: SessionEvent[] = [];
-  const watchers: Array<{ match: (node: SessionNode, op: string) => boolean; resolve: (node: SessionNode) => void }> = [];
+  const watchers: Array<{ match: (node: SessionNode, op: string) => boolean; resolve: (node: SessionNode) => void }> =
+    [];
   return {
     events,
     onEvent(event) {
@@ -143,4 +161,3 @@ export function eventRecorder(): { events: SessionEvent[]; onEvent: (event: Sess
     },
   };
 }
-

@@ -7,14 +7,27 @@ describe("isolatedProgram: a { run(input) } program entry that runs each call in
   const store = useTempStore();
 
   it("runs in the caller's session context and keeps the description", async () => {
-    const program = isolatedProgram({ module: programPath("outline.ts"), export: "outline", env: scriptedEnv(store, ["S.", "O."]), description: "Outline a topic." });
+    const program = isolatedProgram({
+      module: programPath("outline.ts"),
+      export: "outline",
+      env: scriptedEnv(store, ["S.", "O."]),
+      description: "Outline a topic.",
+    });
     expect(program.description).toBe("Outline a topic.");
-    const { sessionId, output } = await sessionContext({ db: store.db, runtime: null, source: "test" }, async (session) => ({
-      sessionId: session.sessionId,
-      output: await program.run({ topic: "speculative decoding" }),
-    }));
+    const { sessionId, output } = await sessionContext(
+      { db: store.db, runtime: null, source: "test" },
+      async (session) => ({
+        sessionId: session.sessionId,
+        output: await program.run({ topic: "speculative decoding" }),
+      }),
+    );
     expect(output).toEqual({ summary: "S.", text: "O." });
-    expect((await store.db.loadNodes(sessionId)).map((node) => node.name)).toEqual(["outline", "summarise", "scripted", "scripted"]);
+    expect((await store.db.loadNodes(sessionId)).map((node) => node.name)).toEqual([
+      "outline",
+      "summarise",
+      "scripted",
+      "scripted",
+    ]);
   });
 
   it("rejects input a child cannot receive", async () => {

@@ -23,7 +23,8 @@ export function normaliseNodes(nodes: readonly SessionNode[]): NormalisedNode[] 
     counts.set(node.name, count);
     labels.set(node.id, `${node.name}#${count}`);
   }
-  const label = (id: string | null): string | null => (id === null || id === "" || id === "ROOT" ? id : (labels.get(id) ?? `unknown:${id}`));
+  const label = (id: string | null): string | null =>
+    id === null || id === "" || id === "ROOT" ? id : (labels.get(id) ?? `unknown:${id}`);
   return nodes.map((node) => ({
     seq: node.seq,
     role: node.role,

@@ -7,10 +7,20 @@ describe("no orphans when the parent itself dies", () => {
   const store = useTempStore();
 
   it("a child whose parent was SIGKILLed cancels, then takes its whole process group down", async () => {
-    const parent = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./children/parent-that-dies.ts", import.meta.url)), store.root, programPath("stubborn.ts")], {
-      env: { ...process.env, OPENPROGRAM_HOME: store.home, OPENPROGRAM_PROVIDER: "none" },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+    const parent = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        fileURLToPath(new URL("./children/parent-that-dies.ts", import.meta.url)),
+        store.root,
+        programPath("stubborn.ts"),
+      ],
+      {
+        env: { ...process.env, OPENPROGRAM_HOME: store.home, OPENPROGRAM_PROVIDER: "none" },
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
     const parentGone = new Promise<void>((resolve) => parent.once("exit", () => resolve()));
     const pids = await new Promise<{ sessionId: string; child: number; grandchild: number }>((resolve, reject) => {
       let buffered = "";

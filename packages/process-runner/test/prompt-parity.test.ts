@@ -19,7 +19,13 @@ describe("prompt parity: the child sends the provider what the same call sends i
 
   it("sends byte-identical requests (same prompt_sha256) for the same function, input and history", async () => {
     const runtime = createRuntime({ provider: "openai", baseUrl: server.baseUrl, apiKey: "test-key", model: MODEL });
-    const childEnv = { OPENPROGRAM_HOME: store.home, OPENPROGRAM_PROVIDER: "openai", OPENAI_BASE_URL: server.baseUrl, OPENAI_API_KEY: "test-key", OPENPROGRAM_MODEL: MODEL };
+    const childEnv = {
+      OPENPROGRAM_HOME: store.home,
+      OPENPROGRAM_PROVIDER: "openai",
+      OPENAI_BASE_URL: server.baseUrl,
+      OPENAI_API_KEY: "test-key",
+      OPENPROGRAM_MODEL: MODEL,
+    };
     const turn = async (viaChild: boolean): Promise<{ sessionId: string; bodies: string[] }> => {
       const before = server.requests.length;
       const sessionId = await sessionContext({ db: store.db, runtime, source: "test" }, async (session) => {
@@ -38,14 +44,21 @@ describe("prompt parity: the child sends the provider what the same call sends i
     expect(inProcess.bodies).toHaveLength(3);
     expect(inChild.bodies).toEqual(inProcess.bodies);
     // The function's doc is the system message, byte for byte, in the child too.
-    const outlineRequest = JSON.parse(inChild.bodies[2] as string) as { model: string; messages: Array<{ role: string; content: string }> };
+    const outlineRequest = JSON.parse(inChild.bodies[2] as string) as {
+      model: string;
+      messages: Array<{ role: string; content: string }>;
+    };
     expect(outlineRequest.model).toBe(MODEL);
     expect(outlineRequest.messages[0]).toEqual({ role: "system", content: outline.agentic.doc });
     // The history rendered: the chat turn before the call, then the call's own subcall.
-    expect(outlineRequest.messages.map((message) => message.content).join("\n")).toContain("We are planning a study of sparse attention.");
+    expect(outlineRequest.messages.map((message) => message.content).join("\n")).toContain(
+      "We are planning a study of sparse attention.",
+    );
 
     const hashes = async (sessionId: string): Promise<unknown[]> =>
-      (await store.db.loadNodes(sessionId)).filter((node) => node.role === "llm").map((node) => node.metadata.prompt_sha256);
+      (await store.db.loadNodes(sessionId))
+        .filter((node) => node.role === "llm")
+        .map((node) => node.metadata.prompt_sha256);
     const expectedHashes = inChild.bodies.map((body) => createHash("sha256").update(body).digest("hex"));
     expect(await hashes(inChild.sessionId)).toEqual(expectedHashes);
     expect(await hashes(inProcess.sessionId)).toEqual(expectedHashes);

@@ -31,9 +31,20 @@ export async function benchArtifacts(): Promise<void> {
       versioned.push((performance.now() - started) * 1000);
     }
     const baseline = median(plain);
-    const common = { package: PACKAGE, unit: "µs" as const, baseline, baselineLabel: "writeFileSync", target: "none (issue 7 sets no speed target)", samples: rounds };
+    const common = {
+      package: PACKAGE,
+      unit: "µs" as const,
+      baseline,
+      baselineLabel: "writeFileSync",
+      target: "none (issue 7 sets no speed target)",
+      samples: rounds,
+    };
     report({ ...common, metric: "artifact write, new file (4 KB, durable)", median: median(fresh) });
-    report({ ...common, metric: "artifact write over an earlier version (4 KB, durable, versioned)", median: median(versioned) });
+    report({
+      ...common,
+      metric: "artifact write over an earlier version (4 KB, durable, versioned)",
+      median: median(versioned),
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

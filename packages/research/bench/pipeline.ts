@@ -14,16 +14,24 @@ const PACKAGE = "@openprogram/research";
 const DEMO_REPLIES = fileURLToPath(new URL("../demo/replies.json", import.meta.url));
 const MODEL_CALLS = 11;
 
-const bareStage = agenticFunction({ name: "bare_stage", doc: "A stage." }, async ({ data }: { data: string }, { runtime }) => runtime.exec(data));
-const bareChoice = agenticFunction({ name: "bare_choice", doc: "A choice." }, async ({ ideas }: { ideas: string }) => ideas.slice(0, 10));
-const bareAgent = agenticFunction({ name: "bare_agent", doc: "The stages.", expose: "output" }, async ({ task }: { task: string }) => {
-  const outputs: string[] = [];
-  for (let index = 0; index < MODEL_CALLS; index++) {
-    outputs.push(await bareStage({ data: `Task: ${task}\n\n${outputs.at(-1) ?? ""}` }));
-    if (index === 1) outputs.push(await bareChoice({ ideas: outputs[1] as string }));
-  }
-  return outputs.length;
-});
+const bareStage = agenticFunction(
+  { name: "bare_stage", doc: "A stage." },
+  async ({ data }: { data: string }, { runtime }) => runtime.exec(data),
+);
+const bareChoice = agenticFunction({ name: "bare_choice", doc: "A choice." }, async ({ ideas }: { ideas: string }) =>
+  ideas.slice(0, 10),
+);
+const bareAgent = agenticFunction(
+  { name: "bare_agent", doc: "The stages.", expose: "output" },
+  async ({ task }: { task: string }) => {
+    const outputs: string[] = [];
+    for (let index = 0; index < MODEL_CALLS; index++) {
+      outputs.push(await bareStage({ data: `Task: ${task}\n\n${outputs.at(-1) ?? ""}` }));
+      if (index === 1) outputs.push(await bareChoice({ ideas: outputs[1] as string }));
+    }
+    return outputs.length;
+  },
+);
 
 /** Times full runs and the bare baseline, interleaved. */
 export async function benchPipeline(): Promise<void> {
@@ -36,7 +44,11 @@ export async function benchPipeline(): Promise<void> {
     for (let round = -2; round < rounds; round++) {
       const demo = createRuntime({ provider: "scripted", script: DEMO_REPLIES }) as Runtime;
       let started = performance.now();
-      const run = await runResearch("benchmark task", { db: store.db, runtime: demo, workDir: join(work, `run-${round}`) });
+      const run = await runResearch("benchmark task", {
+        db: store.db,
+        runtime: demo,
+        workDir: join(work, `run-${round}`),
+      });
       const runTime = performance.now() - started;
       if (run.status !== "completed") throw new Error(`the benchmark run did not complete: ${run.summary}`);
 

@@ -24,9 +24,12 @@ export class ArtifactWriteError extends OpenProgramError {
     cause: unknown,
   ) {
     const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
-    super(`Could not write the artifact ${JSON.stringify(artifact)} in the work dir ${workDir}${errno ? ` (${errno})` : ""}: ${(cause as Error)?.message ?? String(cause)}`, {
-      cause,
-    });
+    super(
+      `Could not write the artifact ${JSON.stringify(artifact)} in the work dir ${workDir}${errno ? ` (${errno})` : ""}: ${(cause as Error)?.message ?? String(cause)}`,
+      {
+        cause,
+      },
+    );
   }
 }
 

@@ -30,7 +30,9 @@ export function researchProgram(options: ResearchProgramOptions = {}): ResearchP
     description: RESEARCH_AGENT_DOC,
     async run(input: unknown): Promise<ResearchResult> {
       if (input === null || typeof input !== "object" || Array.isArray(input)) {
-        throw new InvalidInputError('The research program takes {"task": "...", "interactive"?: boolean, "sections"?: [...]}.');
+        throw new InvalidInputError(
+          'The research program takes {"task": "...", "interactive"?: boolean, "sections"?: [...]}.',
+        );
       }
       const fields = input as Record<string, unknown>;
       const unknown = Object.keys(fields).filter((key) => !NETWORK_FIELDS.has(key));
@@ -40,8 +42,12 @@ export function researchProgram(options: ResearchProgramOptions = {}): ResearchP
         );
       }
       const { task, interactive, sections } = fields;
-      if (interactive !== undefined && typeof interactive !== "boolean") throw new InvalidInputError('The research program\'s "interactive" must be true or false.');
-      if (sections !== undefined && (!Array.isArray(sections) || sections.some((section) => typeof section !== "string"))) {
+      if (interactive !== undefined && typeof interactive !== "boolean")
+        throw new InvalidInputError('The research program\'s "interactive" must be true or false.');
+      if (
+        sections !== undefined &&
+        (!Array.isArray(sections) || sections.some((section) => typeof section !== "string"))
+      ) {
         throw new InvalidInputError('The research program\'s "sections" must be an array of section names.');
       }
       return researchAgent({

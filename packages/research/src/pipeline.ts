@@ -9,7 +9,15 @@ import {
   REVIEW_FILE,
   sectionFile,
 } from "./artifacts/layout.js";
-import { renderChosenIdea, renderExperimentPlan, renderIdeas, renderLiteratureReview, renderPaper, renderReview, renderSection } from "./artifacts/render.js";
+import {
+  renderChosenIdea,
+  renderExperimentPlan,
+  renderIdeas,
+  renderLiteratureReview,
+  renderPaper,
+  renderReview,
+  renderSection,
+} from "./artifacts/render.js";
 import { chooseIdea } from "./stages/choose-idea.js";
 import { designExperiments } from "./stages/design-experiments.js";
 import { proposeIdeas } from "./stages/propose-ideas.js";
@@ -33,7 +41,10 @@ export interface PipelineRequest {
  * was done. A declined idea choice stops the run with what it has; any other
  * error propagates (the failing stage's node records it).
  */
-export async function runPipeline({ task, sections, interactive }: PipelineRequest, artifacts: ArtifactWriter): Promise<ResearchResult> {
+export async function runPipeline(
+  { task, sections, interactive }: PipelineRequest,
+  artifacts: ArtifactWriter,
+): Promise<ResearchResult> {
   const review = await surveyLiterature({ task });
   const literatureReview = renderLiteratureReview(review);
   artifacts.write(LITERATURE_REVIEW_FILE, literatureReview);
@@ -68,7 +79,14 @@ export async function runPipeline({ task, sections, interactive }: PipelineReque
 
   let drafts: SectionDraft[] = [];
   for (const section of sections) {
-    const draft = await writeSection({ task, section, idea: chosen.idea, experimentPlan: plan.text, literatureReview: review.text, previousSections: drafts });
+    const draft = await writeSection({
+      task,
+      section,
+      idea: chosen.idea,
+      experimentPlan: plan.text,
+      literatureReview: review.text,
+      previousSections: drafts,
+    });
     drafts = [...drafts, draft];
     artifacts.write(sectionFile(draft.section), renderSection(draft));
   }

@@ -1,4 +1,11 @@
-import { agenticFunction, AskUserUnavailableError, currentAsker, currentRuntime, currentSession, RuntimeMissingError } from "@openprogram/session-context";
+import {
+  agenticFunction,
+  AskUserUnavailableError,
+  currentAsker,
+  currentRuntime,
+  currentSession,
+  RuntimeMissingError,
+} from "@openprogram/session-context";
 import { ArtifactWriter } from "./artifacts/artifact-writer.js";
 import { runPipeline } from "./pipeline.js";
 import { resolveSections } from "./sections.js";
@@ -19,12 +26,20 @@ export const RESEARCH_AGENT_DOC = `Runs a research project from a task to a revi
 export const researchAgent = agenticFunction<ResearchInput, ResearchResult>(
   { name: "research_agent", doc: RESEARCH_AGENT_DOC, expose: "output" },
   async (input, { sessionId }) => {
-    validateResearchRequest(input.task, { workDir: input.workDir ?? resolveWorkDir(undefined, sessionId), sections: input.sections, interactive: input.interactive });
+    validateResearchRequest(input.task, {
+      workDir: input.workDir ?? resolveWorkDir(undefined, sessionId),
+      sections: input.sections,
+      interactive: input.interactive,
+    });
     const workDir = resolveWorkDir(input.workDir, sessionId);
     checkOutsideStore(workDir, currentSession().sessionsRoot);
     if (currentRuntime() === null) throw new RuntimeMissingError("the research stages call the model");
     if (input.interactive && currentAsker() === null) throw new AskUserUnavailableError(CHOOSE_IDEA_QUESTION);
-    const request = { task: input.task, sections: resolveSections(input.sections), interactive: input.interactive === true };
+    const request = {
+      task: input.task,
+      sections: resolveSections(input.sections),
+      interactive: input.interactive === true,
+    };
     return runPipeline(request, new ArtifactWriter(workDir));
   },
 );

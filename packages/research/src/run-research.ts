@@ -61,7 +61,8 @@ export interface RunResearchResult {
 export async function runResearch(task: string, options: RunResearchOptions = {}): Promise<RunResearchResult> {
   validateResearchRequest(task, options);
   const outer = hasSessionContext();
-  const runtime = options.runtime !== undefined ? options.runtime : ((outer ? currentRuntime() : null) ?? createRuntime());
+  const runtime =
+    options.runtime !== undefined ? options.runtime : ((outer ? currentRuntime() : null) ?? createRuntime());
   if (runtime === null) throw new RuntimeMissingError("the research stages call the model");
   const asker = options.asker !== undefined ? options.asker : outer ? currentAsker() : null;
   if (options.interactive && asker === null) throw new AskUserUnavailableError(CHOOSE_IDEA_QUESTION);
@@ -69,7 +70,17 @@ export async function runResearch(task: string, options: RunResearchOptions = {}
   const sessionId = options.sessionId ?? (outer && options.db === undefined ? currentSession().sessionId : undefined);
 
   const { db, signal, onEvent } = options;
-  const context = { sessionId, idPrefix: "research", source: "research", title: task.trim().slice(0, 80), runtime, db, asker: options.asker, signal, onEvent };
+  const context = {
+    sessionId,
+    idPrefix: "research",
+    source: "research",
+    title: task.trim().slice(0, 80),
+    runtime,
+    db,
+    asker: options.asker,
+    signal,
+    onEvent,
+  };
   return sessionContext(context, async (session) => {
     const workDir = resolveWorkDir(options.workDir, session.sessionId);
     const input: ResearchInput = { task, workDir };

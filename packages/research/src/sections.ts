@@ -1,7 +1,14 @@
 import { InvalidInputError } from "@openprogram/session-context";
 
 /** The paper's sections, in the order a run writes them when none are given. */
-export const DEFAULT_SECTIONS: readonly string[] = Object.freeze(["abstract", "introduction", "related work", "method", "experiments", "conclusion"]);
+export const DEFAULT_SECTIONS: readonly string[] = Object.freeze([
+  "abstract",
+  "introduction",
+  "related work",
+  "method",
+  "experiments",
+  "conclusion",
+]);
 
 /** "related work" -> "Related Work": how a section is titled in the paper and in revise_paper's reply. */
 export function sectionTitle(section: string): string {
@@ -10,7 +17,10 @@ export function sectionTitle(section: string): string {
 
 /** The canonical name of a section as a caller may spell it ("Related-Work" -> "related work"), or null. */
 export function canonicalSection(name: string): string | null {
-  const key = name.trim().toLowerCase().replace(/[\s_-]+/g, " ");
+  const key = name
+    .trim()
+    .toLowerCase()
+    .replace(/[\s_-]+/g, " ");
   return DEFAULT_SECTIONS.includes(key) ? key : null;
 }
 
@@ -23,13 +33,19 @@ export function resolveSections(sections: unknown): string[] {
   if (sections === undefined || sections === null) return [...DEFAULT_SECTIONS];
   const valid = DEFAULT_SECTIONS.join(", ");
   if (!Array.isArray(sections)) throw new InvalidInputError(`sections must be an array of section names (${valid}).`);
-  if (sections.length === 0) throw new InvalidInputError(`sections is empty: name at least one of ${valid}, or leave it out for all of them.`);
+  if (sections.length === 0)
+    throw new InvalidInputError(`sections is empty: name at least one of ${valid}, or leave it out for all of them.`);
   const resolved: string[] = [];
   for (const name of sections as unknown[]) {
-    if (typeof name !== "string") throw new InvalidInputError(`sections must hold section names (strings), not ${name === null ? "null" : typeof name}.`);
+    if (typeof name !== "string")
+      throw new InvalidInputError(
+        `sections must hold section names (strings), not ${name === null ? "null" : typeof name}.`,
+      );
     const section = canonicalSection(name);
-    if (section === null) throw new InvalidInputError(`Unknown section ${JSON.stringify(name)}. Valid sections: ${valid}.`);
-    if (resolved.includes(section)) throw new InvalidInputError(`The section ${JSON.stringify(section)} is listed twice; list each section once.`);
+    if (section === null)
+      throw new InvalidInputError(`Unknown section ${JSON.stringify(name)}. Valid sections: ${valid}.`);
+    if (resolved.includes(section))
+      throw new InvalidInputError(`The section ${JSON.stringify(section)} is listed twice; list each section once.`);
     resolved.push(section);
   }
   return resolved;

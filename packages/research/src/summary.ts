@@ -16,7 +16,8 @@ export interface CompletedRun {
 
 /** One paragraph on a completed run. Mentions no path but the work-dir-relative artifact names. */
 export function summarizeCompletedRun(run: CompletedRun): string {
-  const by = run.chosen.chosenBy === "user" ? "chosen by the user" : "top-ranked, taken because the run was not interactive";
+  const by =
+    run.chosen.chosenBy === "user" ? "chosen by the user" : "top-ranked, taken because the run was not interactive";
   const revision = run.revised ? "; the paper was revised to address it" : "";
   return (
     `Research on ${JSON.stringify(run.task)} completed. ` +
@@ -30,7 +31,12 @@ export function summarizeCompletedRun(run: CompletedRun): string {
 }
 
 /** One paragraph on a run the user stopped by declining to choose an idea. */
-export function summarizeStoppedRun(run: { task: string; ideas: Idea[]; artifacts: string[]; versioned: string[] }): string {
+export function summarizeStoppedRun(run: {
+  task: string;
+  ideas: Idea[];
+  artifacts: string[];
+  versioned: string[];
+}): string {
   return (
     `Research on ${JSON.stringify(run.task)} stopped at choose_idea: the user declined to choose one of the ${run.ideas.length} ideas, ` +
     "so no experiments were designed and no paper was written. " +

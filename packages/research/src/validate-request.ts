@@ -18,7 +18,9 @@ export interface ResearchRequestOptions {
  */
 export function validateResearchRequest(task: unknown, options: ResearchRequestOptions = {}): void {
   if (typeof task !== "string" || task.trim() === "") {
-    throw new InvalidInputError(`The research task must be a non-empty string${typeof task === "string" ? "" : `, not ${task === null ? "null" : typeof task}`}: say what to research.`);
+    throw new InvalidInputError(
+      `The research task must be a non-empty string${typeof task === "string" ? "" : `, not ${task === null ? "null" : typeof task}`}: say what to research.`,
+    );
   }
   if (options.interactive !== undefined && typeof options.interactive !== "boolean") {
     throw new InvalidInputError("interactive must be true or false.");

@@ -22,7 +22,8 @@ export function checkWorkDir(workDir: string): void {
     existing = dirname(existing);
     stat = statIfAny(existing);
   }
-  if (!stat) throw new InvalidInputError(`The work dir ${workDir} cannot be created: none of its parent directories exists.`);
+  if (!stat)
+    throw new InvalidInputError(`The work dir ${workDir} cannot be created: none of its parent directories exists.`);
   if (!stat.isDirectory()) {
     throw new InvalidInputError(
       existing === workDir
@@ -37,7 +38,9 @@ export function checkWorkDir(workDir: string): void {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? "error";
     const where = existing === workDir ? "" : ` (it would be created in ${existing}, which is not writable either)`;
-    throw new InvalidInputError(`The work dir ${workDir} is not writable${where}: ${code}. Pass a directory you can write to, or fix its permissions.`);
+    throw new InvalidInputError(
+      `The work dir ${workDir} is not writable${where}: ${code}. Pass a directory you can write to, or fix its permissions.`,
+    );
   }
 }
 

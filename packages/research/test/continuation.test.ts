@@ -73,15 +73,21 @@ describe("continuation is decided by who passes the session id", () => {
     fixture = await startResearchFixture(researchModel());
     const { db } = fixture.store;
     const workDir = fixture.workDir();
-    const outcome = await sessionContext({ db, runtime: fixture.runtime, idPrefix: "research", source: "cli" }, async (session) => ({
-      outer: session,
-      run: await runResearch("survey agent reliability", { workDir }),
-    }));
+    const outcome = await sessionContext(
+      { db, runtime: fixture.runtime, idPrefix: "research", source: "cli" },
+      async (session) => ({
+        outer: session,
+        run: await runResearch("survey agent reliability", { workDir }),
+      }),
+    );
     expect(outcome.run.sessionId).toBe(outcome.outer.sessionId);
     expect(outcome.run.created).toBe(false);
     expect(await listSessions({ db })).toHaveLength(1);
     const log = await sessionGitLog(outcome.outer.sessionId, { db });
     // One turn, one commit (besides the session's first commit): the run joined the CLI's turn.
-    expect(log.map((entry) => entry.message)).toEqual([expect.stringMatching(/^turn turn_[0-9a-f]{10} \(cli\)$/), "session init"]);
+    expect(log.map((entry) => entry.message)).toEqual([
+      expect.stringMatching(/^turn turn_[0-9a-f]{10} \(cli\)$/),
+      "session init",
+    ]);
   });
 });

@@ -42,12 +42,22 @@ describe("the scripted demo (demo/replies.json)", () => {
     expect(run.status).toBe("completed");
     expect(runtime.provider.remaining).toBe(0);
     expect(runtime.provider.requests).toHaveLength(entries.length);
-    expect(run.result).toMatchObject({ revised: true, sections: [...DEFAULT_SECTIONS], review: { decision: "revise" } });
+    expect(run.result).toMatchObject({
+      revised: true,
+      sections: [...DEFAULT_SECTIONS],
+      review: { decision: "revise" },
+    });
     const paper = readFileSync(join(workDir, "paper", "paper.md"), "utf8");
     for (const section of ["Abstract", "Introduction", "Related Work", "Method", "Experiments", "Conclusion"]) {
       expect(paper).toContain(`## ${section}\n\n${LABEL}`);
     }
-    for (const artifact of ["literature review/review.md", "ideas/ideas.md", "ideas/chosen.md", "experiments/plan.md", "review/review.md"]) {
+    for (const artifact of [
+      "literature review/review.md",
+      "ideas/ideas.md",
+      "ideas/chosen.md",
+      "experiments/plan.md",
+      "review/review.md",
+    ]) {
       expect(readFileSync(join(workDir, artifact), "utf8")).toContain(LABEL);
     }
   });
@@ -55,9 +65,19 @@ describe("the scripted demo (demo/replies.json)", () => {
   it("runs end to end from the built package in a fresh process configured only by the environment", async () => {
     const home = tempDir();
     const cwd = tempDir();
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: home, OPENPROGRAM_HOME: home, OPENPROGRAM_PROVIDER: "scripted", OPENPROGRAM_SCRIPT: DEMO_REPLIES };
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: home,
+      OPENPROGRAM_HOME: home,
+      OPENPROGRAM_PROVIDER: "scripted",
+      OPENPROGRAM_SCRIPT: DEMO_REPLIES,
+    };
     const child = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const process_ = spawn(process.execPath, [CHILD, "survey agent reliability"], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+      const process_ = spawn(process.execPath, [CHILD, "survey agent reliability"], {
+        cwd,
+        env,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
       let stdout = "";
       let stderr = "";
       process_.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));

@@ -16,7 +16,9 @@ afterEach(async () => {
 });
 
 function filesUnder(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: "utf8" }).map((entry) => entry.split("\\").join("/")).sort();
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .map((entry) => entry.split("\\").join("/"))
+    .sort();
 }
 
 describe("a provider error mid-pipeline", () => {
@@ -37,18 +39,28 @@ describe("a provider error mid-pipeline", () => {
     const error = await runResearch(TASK, { db, runtime: fixture.runtime, workDir }).catch((caught: unknown) => caught);
 
     expect(error).toBeInstanceOf(ProviderError);
-    expect(error).toMatchObject({ code: "provider_error", status: 500, providerMessage: "the model is on fire", workDir });
+    expect(error).toMatchObject({
+      code: "provider_error",
+      status: 500,
+      providerMessage: "the model is on fire",
+      workDir,
+    });
     const sessionId = (error as { sessionId: string }).sessionId;
     expect(sessionId).toMatch(/^research_[0-9a-f]{10}$/);
 
     const nodes = await nodesOf(db, sessionId);
-    expect(calls(nodes, "write_section").map((node) => [(node.input as { section: string }).section, node.metadata.status])).toEqual([
+    expect(
+      calls(nodes, "write_section").map((node) => [(node.input as { section: string }).section, node.metadata.status]),
+    ).toEqual([
       ["abstract", "completed"],
       ["introduction", "completed"],
       ["related work", "completed"],
       ["method", "failed"],
     ]);
-    expect(calls(nodes, "write_section")[3]?.metadata.error).toMatchObject({ name: "ProviderError", code: "provider_error" });
+    expect(calls(nodes, "write_section")[3]?.metadata.error).toMatchObject({
+      name: "ProviderError",
+      code: "provider_error",
+    });
     expect(onlyCall(nodes, "research_agent").metadata.status).toBe("failed");
     expect(calls(nodes, "review_paper")).toHaveLength(0);
     expect((await describeSession(sessionId, { db })).record.status).toBe("failed");
@@ -67,7 +79,9 @@ describe("a provider error mid-pipeline", () => {
       "paper/introduction.md",
       "paper/related work.md",
     ]);
-    expect(readFileSync(join(workDir, "paper", "related work.md"), "utf8")).toBe("## Related Work\n\nThe related work text [first].\n");
+    expect(readFileSync(join(workDir, "paper", "related work.md"), "utf8")).toBe(
+      "## Related Work\n\nThe related work text [first].\n",
+    );
 
     // Run again with the same id: it completes; the model is told the earlier run failed; earlier files become versions.
     const before = fixture.server.requests.length;
@@ -75,9 +89,16 @@ describe("a provider error mid-pipeline", () => {
     const rerun = await runResearch(TASK, { sessionId, db, runtime: fixture.runtime, workDir });
     expect(rerun).toMatchObject({ sessionId, created: false, status: "completed" });
     const history = fixture.server.requests[before]?.json.messages?.[1];
-    expect(history).toEqual({ role: "assistant", content: "research_agent failed: ProviderError: openai provider failed with HTTP 500: the model is on fire" });
-    expect(rerun.result.versioned).toEqual(expect.arrayContaining(["literature review/review.v1.md", "paper/related work.v1.md"]));
-    expect(readFileSync(join(workDir, "literature review", "review.v1.md"), "utf8")).toContain("Reliable agents [first]");
+    expect(history).toEqual({
+      role: "assistant",
+      content: "research_agent failed: ProviderError: openai provider failed with HTTP 500: the model is on fire",
+    });
+    expect(rerun.result.versioned).toEqual(
+      expect.arrayContaining(["literature review/review.v1.md", "paper/related work.v1.md"]),
+    );
+    expect(readFileSync(join(workDir, "literature review", "review.v1.md"), "utf8")).toContain(
+      "Reliable agents [first]",
+    );
     expect(readFileSync(join(workDir, "paper", "method.md"), "utf8")).toContain("[rerun]");
     expect(existsSync(join(workDir, "paper", "paper.md"))).toBe(true);
     expect((await describeSession(sessionId, { db })).record.status).toBe("idle");
@@ -86,9 +107,13 @@ describe("a provider error mid-pipeline", () => {
 
 describe("a reply that does not follow the stage's format", () => {
   it("fails that stage with ReplyFormatError, records the reply, and keeps what was written", async () => {
-    fixture = await startResearchFixture(researchModel({ override: (stage) => (stage === "review_paper" ? "Looks fine to me." : undefined) }));
+    fixture = await startResearchFixture(
+      researchModel({ override: (stage) => (stage === "review_paper" ? "Looks fine to me." : undefined) }),
+    );
     const workDir = fixture.workDir();
-    const error = await runResearch(TASK, { db: fixture.store.db, runtime: fixture.runtime, workDir }).catch((caught: unknown) => caught);
+    const error = await runResearch(TASK, { db: fixture.store.db, runtime: fixture.runtime, workDir }).catch(
+      (caught: unknown) => caught,
+    );
 
     expect(error).toBeInstanceOf(ReplyFormatError);
     expect(error).toMatchObject({ code: "reply_format", stage: "review_paper", reply: "Looks fine to me." });
@@ -96,7 +121,10 @@ describe("a reply that does not follow the stage's format", () => {
     const nodes = await nodesOf(fixture.store.db, (error as { sessionId: string }).sessionId);
     const review = onlyCall(nodes, "review_paper");
     expect(review.metadata).toMatchObject({ status: "failed", error: { code: "reply_format" } });
-    expect(nodes.find((node) => node.role === "llm" && node.caller === review.id)).toMatchObject({ output: "Looks fine to me.", metadata: { status: "completed" } });
+    expect(nodes.find((node) => node.role === "llm" && node.caller === review.id)).toMatchObject({
+      output: "Looks fine to me.",
+      metadata: { status: "completed" },
+    });
     expect(existsSync(join(workDir, "paper", "paper.md"))).toBe(true);
     expect(existsSync(join(workDir, "review"))).toBe(false);
     expect(fixture.server.requests.map(stageOf).at(-1)).toBe("review_paper");
@@ -116,7 +144,12 @@ describe("cancelling a run", () => {
       }),
     );
     const workDir = fixture.workDir();
-    const error = await runResearch(TASK, { db: fixture.store.db, runtime: fixture.runtime, workDir, signal: controller.signal }).catch((caught: unknown) => caught);
+    const error = await runResearch(TASK, {
+      db: fixture.store.db,
+      runtime: fixture.runtime,
+      workDir,
+      signal: controller.signal,
+    }).catch((caught: unknown) => caught);
 
     expect(error).toBeInstanceOf(CancelledError);
     const sessionId = (error as { sessionId: string }).sessionId;

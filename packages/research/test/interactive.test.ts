@@ -21,9 +21,17 @@ describe("interactive: choose_idea asks the user, with the ideas as choices", ()
   it("records the question as an ask_user node under choose_idea and develops the idea the user picked", async () => {
     fixture = await startResearchFixture(researchModel());
     const asker = createScriptedAsker(["2"]);
-    const run = await runResearch(TASK, { db: fixture.store.db, runtime: fixture.runtime, workDir: fixture.workDir(), interactive: true, asker });
+    const run = await runResearch(TASK, {
+      db: fixture.store.db,
+      runtime: fixture.runtime,
+      workDir: fixture.workDir(),
+      interactive: true,
+      asker,
+    });
 
-    expect(asker.questions).toEqual([expect.objectContaining({ question: CHOOSE_IDEA_QUESTION, choices: CHOICES, sessionId: run.sessionId })]);
+    expect(asker.questions).toEqual([
+      expect.objectContaining({ question: CHOOSE_IDEA_QUESTION, choices: CHOICES, sessionId: run.sessionId }),
+    ]);
     const nodes = await nodesOf(fixture.store.db, run.sessionId);
     const choose = onlyCall(nodes, "choose_idea");
     const question = nodes.filter((node) => node.name === "ask_user");
@@ -37,7 +45,10 @@ describe("interactive: choose_idea asks the user, with the ideas as choices", ()
     });
     expect(choose.output).toMatchObject({ chosenBy: "user", idea: { rank: 2, title: "Step blame [run]" } });
 
-    expect(run.result.chosenIdea).toMatchObject({ chosenBy: "user", reason: 'The user chose "2. Step blame [run]" from 3 ranked ideas.' });
+    expect(run.result.chosenIdea).toMatchObject({
+      chosenBy: "user",
+      reason: 'The user chose "2. Step blame [run]" from 3 ranked ideas.',
+    });
     const design = fixture.server.requests.find((request) => stageOf(request) === "design_experiments");
     if (!design) throw new Error("no design_experiments request");
     expect(contentOf(design)).toContain("Chosen idea: Step blame [run]\nAttribute failures to steps.");
@@ -49,10 +60,23 @@ describe("interactive: choose_idea asks the user, with the ideas as choices", ()
     fixture = await startResearchFixture(researchModel());
     const workDir = fixture.workDir();
     const asker = createScriptedAsker([{ decline: true, reason: "none of these" }]);
-    const run = await runResearch(TASK, { db: fixture.store.db, runtime: fixture.runtime, workDir, interactive: true, asker });
+    const run = await runResearch(TASK, {
+      db: fixture.store.db,
+      runtime: fixture.runtime,
+      workDir,
+      interactive: true,
+      asker,
+    });
 
     expect(run.status).toBe("stopped");
-    expect(run.result).toMatchObject({ status: "stopped", stoppedAt: "choose_idea", chosenIdea: null, experiments: null, paper: null, review: null });
+    expect(run.result).toMatchObject({
+      status: "stopped",
+      stoppedAt: "choose_idea",
+      chosenIdea: null,
+      experiments: null,
+      paper: null,
+      review: null,
+    });
     expect(run.result.artifacts).toEqual(["literature review/review.md", "ideas/ideas.md"]);
     for (const path of run.artifacts) expect(existsSync(path)).toBe(true);
     expect(existsSync(join(workDir, "paper"))).toBe(false);
@@ -61,17 +85,26 @@ describe("interactive: choose_idea asks the user, with the ideas as choices", ()
     expect(fixture.server.requests.map(stageOf)).toEqual(["survey_literature", "propose_ideas"]);
 
     const nodes = await nodesOf(fixture.store.db, run.sessionId);
-    expect(nodes.find((node) => node.name === "ask_user")?.metadata).toMatchObject({ status: "declined", reason: "none of these" });
-    expect(onlyCall(nodes, "choose_idea").metadata).toMatchObject({ status: "failed", error: { code: "user_declined" } });
+    expect(nodes.find((node) => node.name === "ask_user")?.metadata).toMatchObject({
+      status: "declined",
+      reason: "none of these",
+    });
+    expect(onlyCall(nodes, "choose_idea").metadata).toMatchObject({
+      status: "failed",
+      error: { code: "user_declined" },
+    });
     expect(onlyCall(nodes, "research_agent").metadata.status).toBe("completed");
     expect((await describeSession(run.sessionId, { db: fixture.store.db })).record.status).toBe("idle");
   });
 
   it("fails before any model call when no asker can reach the user", async () => {
     fixture = await startResearchFixture(researchModel());
-    const error = await runResearch(TASK, { db: fixture.store.db, runtime: fixture.runtime, workDir: fixture.workDir(), interactive: true }).catch(
-      (caught: unknown) => caught,
-    );
+    const error = await runResearch(TASK, {
+      db: fixture.store.db,
+      runtime: fixture.runtime,
+      workDir: fixture.workDir(),
+      interactive: true,
+    }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(AskUserUnavailableError);
     expect((error as Error).message).toMatch(/--answers <file>.*sessionContext\(\{ asker \}\)/);
     expect(fixture.server.requests).toHaveLength(0);
@@ -79,8 +112,9 @@ describe("interactive: choose_idea asks the user, with the ideas as choices", ()
 
     // The same through researchAgent in a context without an asker (the node records why).
     const workDir = fixture.workDir();
-    const direct = await sessionContext({ db: fixture.store.db, runtime: fixture.runtime, sessionId: "research_noasker", asker: null }, () =>
-      researchAgent({ task: TASK, workDir, interactive: true }),
+    const direct = await sessionContext(
+      { db: fixture.store.db, runtime: fixture.runtime, sessionId: "research_noasker", asker: null },
+      () => researchAgent({ task: TASK, workDir, interactive: true }),
     ).catch((caught: unknown) => caught);
     expect(direct).toBeInstanceOf(AskUserUnavailableError);
     expect(fixture.server.requests).toHaveLength(0);

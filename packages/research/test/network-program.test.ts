@@ -31,7 +31,9 @@ describe("researchProgram: the research harness offered to the network", () => {
   ])("refuses %j before any request or file", async (input, message) => {
     fixture = await startResearchFixture(researchModel());
     const program = researchProgram({ workDirRoot: fixture.workDir("served") });
-    const error = await sessionContext({ db: fixture.store.db, runtime: fixture.runtime, source: "web" }, () => program.run(input)).catch((caught: unknown) => caught);
+    const error = await sessionContext({ db: fixture.store.db, runtime: fixture.runtime, source: "web" }, () =>
+      program.run(input),
+    ).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(InvalidInputError);
     expect((error as Error).message).toMatch(message);
     expect(fixture.server.requests).toHaveLength(0);

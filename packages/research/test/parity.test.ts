@@ -17,20 +17,34 @@ async function fixture(): Promise<ResearchFixture> {
 }
 
 /** The bodies sent for a first run and a continuation in the same session, with the same task and answers. */
-async function twoRuns(entry: "runResearch" | "researchAgent"): Promise<{ bodies: string[]; fixture: ResearchFixture; sessionId: string }> {
+async function twoRuns(
+  entry: "runResearch" | "researchAgent",
+): Promise<{ bodies: string[]; fixture: ResearchFixture; sessionId: string }> {
   const active = await fixture();
   const { db } = active.store;
   const workDir = active.workDir(`${entry}-work`);
   const run = async (task: string, sessionId?: string): Promise<string> => {
     const asker = createScriptedAsker(["2"]);
     if (entry === "runResearch") {
-      return (await runResearch(task, { db, runtime: active.runtime, workDir, interactive: true, asker, ...(sessionId ? { sessionId } : {}) })).sessionId;
+      return (
+        await runResearch(task, {
+          db,
+          runtime: active.runtime,
+          workDir,
+          interactive: true,
+          asker,
+          ...(sessionId ? { sessionId } : {}),
+        })
+      ).sessionId;
     }
     // As the dispatcher runs a program: its own context, source "web", researchAgent at the top level.
-    return sessionContext({ db, runtime: active.runtime, asker, source: "web", idPrefix: "web", ...(sessionId ? { sessionId } : {}) }, async (session) => {
-      await researchAgent({ task, workDir, interactive: true });
-      return session.sessionId;
-    });
+    return sessionContext(
+      { db, runtime: active.runtime, asker, source: "web", idPrefix: "web", ...(sessionId ? { sessionId } : {}) },
+      async (session) => {
+        await researchAgent({ task, workDir, interactive: true });
+        return session.sessionId;
+      },
+    );
   };
   const sessionId = await run("survey agent reliability");
   await run("now turn it into a paper", sessionId);

@@ -16,7 +16,14 @@ import { MODEL_STAGE_DOCS, researchModel, sectionOf, stageOf } from "./helpers/r
 import { calls, nodesOf, onlyCall } from "./helpers/session.js";
 
 const TASK = "study the reliability of language agents";
-const FULL_RUN_STAGES = ["survey_literature", "propose_ideas", "design_experiments", ...DEFAULT_SECTIONS.map(() => "write_section"), "review_paper", "revise_paper"];
+const FULL_RUN_STAGES = [
+  "survey_literature",
+  "propose_ideas",
+  "design_experiments",
+  ...DEFAULT_SECTIONS.map(() => "write_section"),
+  "review_paper",
+  "revise_paper",
+];
 const EXPECTED_ARTIFACTS = [
   "literature review/review.md",
   "ideas/ideas.md",
@@ -40,7 +47,9 @@ describe("runResearch, end to end against a loopback OpenAI-compatible server", 
 
     const requests = fixture.server.requests;
     expect(requests.map(stageOf)).toEqual(FULL_RUN_STAGES);
-    expect(requests.filter((request) => stageOf(request) === "write_section").map(sectionOf)).toEqual([...DEFAULT_SECTIONS]);
+    expect(requests.filter((request) => stageOf(request) === "write_section").map(sectionOf)).toEqual([
+      ...DEFAULT_SECTIONS,
+    ]);
     for (const request of requests) {
       const [system, ...rest] = request.json.messages ?? [];
       expect(system).toEqual({ role: "system", content: MODEL_STAGE_DOCS[stageOf(request)] });
@@ -56,7 +65,8 @@ describe("runResearch, end to end against a loopback OpenAI-compatible server", 
     expect(docLines.length).toBeGreaterThan(60);
     for (const request of requests) {
       for (const message of (request.json.messages ?? []).slice(1)) {
-        for (const line of docLines) expect(message.content, `${stageOf(request)} content carries doc text`).not.toContain(line);
+        for (const line of docLines)
+          expect(message.content, `${stageOf(request)} content carries doc text`).not.toContain(line);
       }
     }
 
@@ -84,7 +94,9 @@ describe("runResearch, end to end against a loopback OpenAI-compatible server", 
     expect(read("literature review/review.md")).toContain(UNVERIFIED_BANNER);
     expect(read("literature review/review.md")).toContain("Reliable agents [run]");
     expect(read("ideas/ideas.md")).toContain("1. **Consistency metric [run]** — Measure run-to-run agreement.");
-    expect(read("ideas/chosen.md")).toMatch(/Chosen by rank \(the run was not interactive\): The run was not interactive, so the top-ranked of 3 ideas was taken\./);
+    expect(read("ideas/chosen.md")).toMatch(
+      /Chosen by rank \(the run was not interactive\): The run was not interactive, so the top-ranked of 3 ideas was taken\./,
+    );
     expect(read("experiments/plan.md")).toContain("Hypothesis: designs differ in consistency.");
     // The review asked for a revision: the revised paper replaced the draft, which was kept as v1.
     expect(read("paper/paper.md")).toMatch(/^# Consistency metric \[run\]\n/);
@@ -94,16 +106,36 @@ describe("runResearch, end to end against a loopback OpenAI-compatible server", 
     expect(read("review/review.md")).toContain("Decision: revise");
 
     const result = run.result;
-    expect(result).toMatchObject({ task: TASK, status: "completed", stoppedAt: null, sections: [...DEFAULT_SECTIONS], revised: true });
+    expect(result).toMatchObject({
+      task: TASK,
+      status: "completed",
+      stoppedAt: null,
+      sections: [...DEFAULT_SECTIONS],
+      revised: true,
+    });
     expect(result.artifacts).toEqual(EXPECTED_ARTIFACTS);
-    expect(result.versioned).toEqual([...DEFAULT_SECTIONS.map((section) => `paper/${section}.v1.md`), "paper/paper.v1.md"]);
-    expect(result.ideas.map((idea) => idea.title)).toEqual(["Consistency metric [run]", "Step blame [run]", "Self-checking calls [run]"]);
+    expect(result.versioned).toEqual([
+      ...DEFAULT_SECTIONS.map((section) => `paper/${section}.v1.md`),
+      "paper/paper.v1.md",
+    ]);
+    expect(result.ideas.map((idea) => idea.title)).toEqual([
+      "Consistency metric [run]",
+      "Step blame [run]",
+      "Self-checking calls [run]",
+    ]);
     expect(result.chosenIdea).toMatchObject({ chosenBy: "rank", idea: { rank: 1 } });
-    expect(result.review).toMatchObject({ decision: "revise", scores: { novelty: 6, soundness: 5, clarity: 7, significance: 7, overall: 6 } });
+    expect(result.review).toMatchObject({
+      decision: "revise",
+      scores: { novelty: 6, soundness: 5, clarity: 7, significance: 7, overall: 6 },
+    });
     expect(result.paper).toBe(read("paper/paper.md"));
     expect(run.summary).toBe(result.summary);
-    expect(run.summary).toMatch(/^Research on "study the reliability of language agents" completed\. Literature review: 2 key works, unverified/);
-    expect(run.summary).toContain('pursued "Consistency metric [run]" (top-ranked, taken because the run was not interactive)');
+    expect(run.summary).toMatch(
+      /^Research on "study the reliability of language agents" completed\. Literature review: 2 key works, unverified/,
+    );
+    expect(run.summary).toContain(
+      'pursued "Consistency metric [run]" (top-ranked, taken because the run was not interactive)',
+    );
     expect(run.summary).toContain("Review: revise, overall 6/10; the paper was revised to address it.");
     expect(JSON.stringify(result)).not.toContain(fixture.dir);
   });
@@ -114,7 +146,11 @@ describe("runResearch, end to end against a loopback OpenAI-compatible server", 
     const nodes = await nodesOf(fixture.store.db, run.sessionId);
 
     const agent = onlyCall(nodes, "research_agent");
-    expect(agent).toMatchObject({ caller: "", predecessor: "ROOT", metadata: { status: "completed", expose: "output", doc: RESEARCH_AGENT_DOC } });
+    expect(agent).toMatchObject({
+      caller: "",
+      predecessor: "ROOT",
+      metadata: { status: "completed", expose: "output", doc: RESEARCH_AGENT_DOC },
+    });
     expect(agent.input).toMatchObject({ task: TASK, workDir: fixture.workDir() });
     const stageNodes = nodes.filter((node) => node.role === "code" && node.caller === agent.id);
     expect(stageNodes.map((node) => node.name)).toEqual([
@@ -133,16 +169,34 @@ describe("runResearch, end to end against a loopback OpenAI-compatible server", 
       expect(llm.length, node.name).toBe(node.name === "choose_idea" ? 0 : 1);
       if (llm[0]) expect(llm[0].metadata.system).toBe(node.metadata.doc);
     }
-    expect(onlyCall(nodes, "choose_idea").output).toMatchObject({ chosenBy: "rank", reason: "The run was not interactive, so the top-ranked of 3 ideas was taken." });
+    expect(onlyCall(nodes, "choose_idea").output).toMatchObject({
+      chosenBy: "rank",
+      reason: "The run was not interactive, so the top-ranked of 3 ideas was taken.",
+    });
     const detail = await describeSession(run.sessionId, { db: fixture.store.db });
     expect(detail.record).toMatchObject({ status: "idle", source: "research", title: TASK });
   });
 
   it("skips revise_paper when the review accepts, and writes only the sections asked for, in that order", async () => {
     fixture = await startResearchFixture(researchModel({ decision: "accept" }));
-    const run = await runResearch(TASK, { db: fixture.store.db, runtime: fixture.runtime, workDir: fixture.workDir(), sections: ["Method", "related-work"] });
-    expect(fixture.server.requests.map(stageOf)).toEqual(["survey_literature", "propose_ideas", "design_experiments", "write_section", "write_section", "review_paper"]);
-    expect(fixture.server.requests.filter((request) => stageOf(request) === "write_section").map(sectionOf)).toEqual(["method", "related work"]);
+    const run = await runResearch(TASK, {
+      db: fixture.store.db,
+      runtime: fixture.runtime,
+      workDir: fixture.workDir(),
+      sections: ["Method", "related-work"],
+    });
+    expect(fixture.server.requests.map(stageOf)).toEqual([
+      "survey_literature",
+      "propose_ideas",
+      "design_experiments",
+      "write_section",
+      "write_section",
+      "review_paper",
+    ]);
+    expect(fixture.server.requests.filter((request) => stageOf(request) === "write_section").map(sectionOf)).toEqual([
+      "method",
+      "related work",
+    ]);
     expect(run.result).toMatchObject({ revised: false, versioned: [], sections: ["method", "related work"] });
     expect(run.result.artifacts).toEqual([
       "literature review/review.md",
@@ -160,7 +214,9 @@ describe("runResearch, end to end against a loopback OpenAI-compatible server", 
     expect(run.summary).toContain("Review: accept, overall 6/10.");
     // The second section was written knowing the first.
     const second = fixture.server.requests.filter((request) => stageOf(request) === "write_section")[1];
-    expect(second?.json.messages?.at(-1)?.content).toContain("Sections written so far:\n## Method\n\nThe method text [run].");
+    expect(second?.json.messages?.at(-1)?.content).toContain(
+      "Sections written so far:\n## Method\n\nThe method text [run].",
+    );
   });
 });
 
@@ -172,15 +228,19 @@ describe("researchAgent called directly, as the dispatcher registers it", () => 
     let sessionId = "";
     let result: ResearchResult;
     try {
-      result = await sessionContext({ db: fixture.store.db, runtime: fixture.runtime, source: "test" }, async (session) => {
-        sessionId = session.sessionId;
-        return researchAgent({ task: TASK });
-      });
+      result = await sessionContext(
+        { db: fixture.store.db, runtime: fixture.runtime, source: "test" },
+        async (session) => {
+          sessionId = session.sessionId;
+          return researchAgent({ task: TASK });
+        },
+      );
     } finally {
       process.chdir(cwd);
     }
     expect(result.status).toBe("completed");
-    for (const artifact of result.artifacts) expect(existsSync(join(fixture.dir, "research", sessionId, ...artifact.split("/"))), artifact).toBe(true);
+    for (const artifact of result.artifacts)
+      expect(existsSync(join(fixture.dir, "research", sessionId, ...artifact.split("/"))), artifact).toBe(true);
     expect(fixture.server.requests.map(stageOf)).toEqual(FULL_RUN_STAGES);
   });
 

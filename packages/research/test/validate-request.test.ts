@@ -23,7 +23,9 @@ async function expectRejectedBeforeAnything(
 ): Promise<void> {
   const active = fixture as ResearchFixture;
   const before = readdirSync(active.dir).sort();
-  const error = await runResearch(task, { db: active.store.db, runtime: active.runtime, ...options }).catch((caught: unknown) => caught);
+  const error = await runResearch(task, { db: active.store.db, runtime: active.runtime, ...options }).catch(
+    (caught: unknown) => caught,
+  );
   expect(error).toBeInstanceOf(type);
   expect((error as Error).message).toMatch(message);
   expect(active.server.requests).toHaveLength(0);
@@ -43,14 +45,26 @@ describe("bad input fails before any model call, session or file", () => {
     fixture = await startResearchFixture(researchModel());
     const file = join(fixture.dir, "notes.txt");
     writeFileSync(file, "not a directory");
-    await expectRejectedBeforeAnything("a task", { workDir: file }, /The work dir .*notes\.txt is a file, not a directory/);
-    await expectRejectedBeforeAnything("a task", { workDir: join(file, "deeper", "work") }, /cannot be created: .*notes\.txt is a file/);
+    await expectRejectedBeforeAnything(
+      "a task",
+      { workDir: file },
+      /The work dir .*notes\.txt is a file, not a directory/,
+    );
+    await expectRejectedBeforeAnything(
+      "a task",
+      { workDir: join(file, "deeper", "work") },
+      /cannot be created: .*notes\.txt is a file/,
+    );
   });
 
   it("a work dir that cannot be written, even by root (a real probe, not permission bits)", async () => {
     fixture = await startResearchFixture(researchModel());
     // /proc refuses new files for every user, root included.
-    await expectRejectedBeforeAnything("a task", { workDir: "/proc/openprogram-research-test" }, /is not writable \(it would be created in \/proc/);
+    await expectRejectedBeforeAnything(
+      "a task",
+      { workDir: "/proc/openprogram-research-test" },
+      /is not writable \(it would be created in \/proc/,
+    );
 
     const locked = join(fixture.dir, "locked");
     mkdirSync(locked);
@@ -61,7 +75,9 @@ describe("bad input fails before any model call, session or file", () => {
         expect(() => validateResearchRequest("a task", { workDir: join(locked, "work") })).not.toThrow();
         writeFileSync(join(locked, "written-by-root"), "yes");
       } else {
-        expect(() => validateResearchRequest("a task", { workDir: join(locked, "work") })).toThrow(/not writable .*EACCES/);
+        expect(() => validateResearchRequest("a task", { workDir: join(locked, "work") })).toThrow(
+          /not writable .*EACCES/,
+        );
       }
     } finally {
       chmodSync(locked, 0o700);
@@ -71,18 +87,35 @@ describe("bad input fails before any model call, session or file", () => {
   it("an unknown, repeated or empty list of sections, naming the valid ones", async () => {
     fixture = await startResearchFixture(researchModel());
     const workDir = fixture.workDir();
-    await expectRejectedBeforeAnything("a task", { workDir, sections: ["method", "discussion"] }, /Unknown section "discussion"\. Valid sections: abstract, introduction, related work, method, experiments, conclusion\./);
-    await expectRejectedBeforeAnything("a task", { workDir, sections: ["Method", "method"] }, /"method" is listed twice/);
+    await expectRejectedBeforeAnything(
+      "a task",
+      { workDir, sections: ["method", "discussion"] },
+      /Unknown section "discussion"\. Valid sections: abstract, introduction, related work, method, experiments, conclusion\./,
+    );
+    await expectRejectedBeforeAnything(
+      "a task",
+      { workDir, sections: ["Method", "method"] },
+      /"method" is listed twice/,
+    );
     await expectRejectedBeforeAnything("a task", { workDir, sections: [] }, /sections is empty/);
-    expect(() => validateResearchRequest("a task", { sections: ["related_work", "Related-Work"] })).toThrow(/listed twice/);
+    expect(() => validateResearchRequest("a task", { sections: ["related_work", "Related-Work"] })).toThrow(
+      /listed twice/,
+    );
   });
 
   it("no model configured: says what to set", async () => {
     fixture = await startResearchFixture(researchModel());
-    await expectRejectedBeforeAnything("a task", { workDir: fixture.workDir(), runtime: null }, /OPENPROGRAM_PROVIDER/, RuntimeMissingError);
+    await expectRejectedBeforeAnything(
+      "a task",
+      { workDir: fixture.workDir(), runtime: null },
+      /OPENPROGRAM_PROVIDER/,
+      RuntimeMissingError,
+    );
   });
 
   it("accepts a valid request without creating anything", () => {
-    expect(() => validateResearchRequest("a task", { sections: ["Related Work", "abstract"], interactive: true })).not.toThrow();
+    expect(() =>
+      validateResearchRequest("a task", { sections: ["Related Work", "abstract"], interactive: true }),
+    ).not.toThrow();
   });
 });

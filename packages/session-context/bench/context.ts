@@ -9,9 +9,13 @@ import { scriptedRuntime } from "../src/testing/index.js";
 import { rawDurableWriteAsync } from "./raw-writes.js";
 
 const PACKAGE = "@openprogram/session-context";
-const RAW_NODE = JSON.stringify({ id: "0123456789ab", role: "code", name: "design_experiments", output: "reply", metadata: { status: "completed" } });
-
-
+const RAW_NODE = JSON.stringify({
+  id: "0123456789ab",
+  role: "code",
+  name: "design_experiments",
+  output: "reply",
+  metadata: { status: "completed" },
+});
 
 export async function benchContext(): Promise<void> {
   const home = mkdtempSync(join(tmpdir(), "openprogram-bench-context-"));
@@ -36,14 +40,25 @@ export async function benchContext(): Promise<void> {
       ours.push(((performance.now() - started) * 1000) / batch);
     }
     const enterMedian = median(ours);
-    report({ package: PACKAGE, metric: "sessionContext enter+exit (existing session)", unit: "µs", median: enterMedian, baseline: median(raw), baselineLabel: "raw AsyncLocalStorage.run", target: "<= 20 µs", met: enterMedian <= 20, samples: rounds * batch });
+    report({
+      package: PACKAGE,
+      metric: "sessionContext enter+exit (existing session)",
+      unit: "µs",
+      median: enterMedian,
+      baseline: median(raw),
+      baselineLabel: "raw AsyncLocalStorage.run",
+      target: "<= 20 µs",
+      met: enterMedian <= 20,
+      samples: rounds * batch,
+    });
 
     // One agentic call with the scripted provider: code node append + update (durable) and the llm node.
     const calls = iterations(400);
     const replies = Array.from({ length: calls + 20 }, (_, index) => `reply ${index}`);
     const scripted = scriptedRuntime(replies);
-    const design = agenticFunction({ name: "design_experiments", doc: "Design three experiments that test the idea." }, async ({ idea }: { idea: string }, { runtime: rt }) =>
-      rt.exec(`Idea: ${idea}`),
+    const design = agenticFunction(
+      { name: "design_experiments", doc: "Design three experiments that test the idea." },
+      async ({ idea }: { idea: string }, { runtime: rt }) => rt.exec(`Idea: ${idea}`),
     );
     const times: number[] = [];
     const rawTimes: number[] = [];
@@ -65,7 +80,17 @@ export async function benchContext(): Promise<void> {
       });
     }
     const callMedian = median(times);
-    report({ package: PACKAGE, metric: "one top-level agentic call with exec (scripted; 4 durable writes)", unit: "ms", median: callMedian, baseline: median(rawTimes), baselineLabel: "4 raw durable writes (fs.promises)", target: "<= 1.5 ms", met: callMedian <= 1.5, samples: calls });
+    report({
+      package: PACKAGE,
+      metric: "one top-level agentic call with exec (scripted; 4 durable writes)",
+      unit: "ms",
+      median: callMedian,
+      baseline: median(rawTimes),
+      baselineLabel: "4 raw durable writes (fs.promises)",
+      target: "<= 1.5 ms",
+      met: callMedian <= 1.5,
+      samples: calls,
+    });
   } finally {
     rmSync(home, { recursive: true, force: true });
   }

@@ -132,7 +132,7 @@ export class RuntimeMissingError extends OpenProgramError {
         (detail ? ` (${detail})` : "") +
         ". Set OPENPROGRAM_PROVIDER to openai, anthropic or scripted (with OPENAI_API_KEY / " +
         "OPENAI_BASE_URL, ANTHROPIC_API_KEY, or OPENPROGRAM_SCRIPT), or write " +
-        "$OPENPROGRAM_HOME/config.json with a \"provider\" field.",
+        '$OPENPROGRAM_HOME/config.json with a "provider" field.',
     );
   }
 }
@@ -157,10 +157,7 @@ export class ProviderError extends OpenProgramError {
     readonly providerMessage: string,
     options?: { cause?: unknown },
   ) {
-    super(
-      `${provider} provider failed${status === null ? "" : ` with HTTP ${status}`}: ${providerMessage}`,
-      options,
-    );
+    super(`${provider} provider failed${status === null ? "" : ` with HTTP ${status}`}: ${providerMessage}`, options);
   }
 }
 
@@ -274,7 +271,11 @@ export function toOpenProgramError(error: unknown): OpenProgramError {
 export function serializeError(error: unknown, options: { stack?: boolean } = {}): SerializedError {
   const name = error instanceof Error ? error.name : typeof error;
   const message = error instanceof Error ? error.message : String(error);
-  const code = hasErrorCode(error) ? error.code : error instanceof Error && error.name === "AbortError" ? "cancelled" : "error";
+  const code = hasErrorCode(error)
+    ? error.code
+    : error instanceof Error && error.name === "AbortError"
+      ? "cancelled"
+      : "error";
   const serialized: SerializedError = { name, code, message };
   if (options.stack && error instanceof Error && error.stack) serialized.stack = error.stack;
   return serialized;

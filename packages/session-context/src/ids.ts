@@ -8,7 +8,9 @@ const SESSION_ID_CHARACTERS = /^[A-Za-z0-9_.:-]+$/;
 
 /** `length` random lowercase hex characters. */
 export function randomHex(length: number): string {
-  return randomBytes(Math.ceil(length / 2)).toString("hex").slice(0, length);
+  return randomBytes(Math.ceil(length / 2))
+    .toString("hex")
+    .slice(0, length);
 }
 
 /** Node ids are 12 hex characters, as the Python store writes them. */
@@ -34,7 +36,10 @@ export function assertValidSessionId(sessionId: unknown): asserts sessionId is s
   if (typeof sessionId !== "string") throw new InvalidSessionIdError(sessionId, "it is not a string");
   if (sessionId.length === 0) throw new InvalidSessionIdError(sessionId, "it is empty");
   if (sessionId.length > MAX_SESSION_ID_LENGTH) {
-    throw new InvalidSessionIdError(sessionId, `it is ${sessionId.length} characters long (at most ${MAX_SESSION_ID_LENGTH})`);
+    throw new InvalidSessionIdError(
+      sessionId,
+      `it is ${sessionId.length} characters long (at most ${MAX_SESSION_ID_LENGTH})`,
+    );
   }
   if (sessionId.includes("\0")) throw new InvalidSessionIdError(sessionId, "it contains a NUL character");
   if (sessionId.includes("/")) throw new InvalidSessionIdError(sessionId, "it contains '/'");
@@ -42,7 +47,10 @@ export function assertValidSessionId(sessionId: unknown): asserts sessionId is s
   if (sessionId.includes("..")) throw new InvalidSessionIdError(sessionId, "it contains '..'");
   if (sessionId.startsWith(".")) throw new InvalidSessionIdError(sessionId, "it starts with '.'");
   if (!SESSION_ID_CHARACTERS.test(sessionId)) {
-    throw new InvalidSessionIdError(sessionId, "it contains characters other than letters, digits, '_', '-', '.' and ':'");
+    throw new InvalidSessionIdError(
+      sessionId,
+      "it contains characters other than letters, digits, '_', '-', '.' and ':'",
+    );
   }
 }
 

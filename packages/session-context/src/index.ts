@@ -18,7 +18,13 @@ export {
   currentTurnId,
   hasSessionContext,
 } from "./context/accessors.js";
-export { CARRIER_VARIABLES, contextCarrierEnv, readContextCarrier, traceparentFor, type ContextCarrier } from "./context/carrier.js";
+export {
+  CARRIER_VARIABLES,
+  contextCarrierEnv,
+  readContextCarrier,
+  traceparentFor,
+  type ContextCarrier,
+} from "./context/carrier.js";
 export type {
   AskOutcome,
   NodeEvent,
@@ -45,17 +51,36 @@ export { createTerminalAsker, type TerminalAskerOptions } from "./ask/terminal-a
 
 // The runtime and its providers
 export { createRuntime, type ProviderRuntimeConfig } from "./runtime/create-runtime.js";
-export { configPath, DEFAULT_MODELS, resolveRuntimeConfig, type ProviderName, type ResolvedRuntimeConfig, type RuntimeConfig } from "./runtime/config.js";
+export {
+  configPath,
+  DEFAULT_MODELS,
+  resolveRuntimeConfig,
+  type ProviderName,
+  type ResolvedRuntimeConfig,
+  type RuntimeConfig,
+} from "./runtime/config.js";
 export { ModelRuntime } from "./runtime/model-runtime.js";
 export { chat, type ChatOptions } from "./runtime/chat.js";
 export type { ExecOptions, Runtime } from "./runtime/types.js";
 export { OpenAIChatProvider, type OpenAIProviderOptions } from "./providers/openai.js";
 export { AnthropicProvider, type AnthropicProviderOptions } from "./providers/anthropic.js";
-export { ScriptedProvider, type RecordedRequest, type ScriptEntry, type ScriptedProviderOptions } from "./providers/scripted.js";
+export {
+  ScriptedProvider,
+  type RecordedRequest,
+  type ScriptEntry,
+  type ScriptedProviderOptions,
+} from "./providers/scripted.js";
 export type { ChatMessage, CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "./providers/types.js";
 
 // The store
-export { SessionDB, walkBranch, type CreateSessionOptions, type ListSessionsOptions, type SessionDBOptions, type SessionPatch } from "./store/session-db.js";
+export {
+  SessionDB,
+  walkBranch,
+  type CreateSessionOptions,
+  type ListSessionsOptions,
+  type SessionDBOptions,
+  type SessionPatch,
+} from "./store/session-db.js";
 export { SessionNodeWriter } from "./store/node-writer.js";
 export { openStore } from "./store/open-store.js";
 export { defaultSessionsRoot, openProgramHome } from "./store/default-root.js";

@@ -19,8 +19,10 @@ beforeEach(() => {
 });
 afterEach(() => store.cleanup());
 
-const choose = agenticFunction({ name: "choose", doc: "Ask which idea to pursue." }, async ({ options }: { options: { timeoutMs?: number; default?: string } }) =>
-  askUser("Which idea?", { choices: ["A", "B"], ...options }),
+const choose = agenticFunction(
+  { name: "choose", doc: "Ask which idea to pursue." },
+  async ({ options }: { options: { timeoutMs?: number; default?: string } }) =>
+    askUser("Which idea?", { choices: ["A", "B"], ...options }),
 );
 
 /** Runs `choose` in a fresh session and returns the outcome plus the recorded nodes. */
@@ -30,10 +32,13 @@ async function run(asker: Asker | null, options: { timeoutMs?: number; default?:
   let result: unknown;
   let error: unknown;
   try {
-    result = await sessionContext({ db: store.db, runtime: scriptedRuntime([]).runtime, asker, signal, onEvent: (event) => events.push(event) }, async (session) => {
-      sessionId = session.sessionId;
-      return choose({ options });
-    });
+    result = await sessionContext(
+      { db: store.db, runtime: scriptedRuntime([]).runtime, asker, signal, onEvent: (event) => events.push(event) },
+      async (session) => {
+        sessionId = session.sessionId;
+        return choose({ options });
+      },
+    );
   } catch (caught) {
     error = caught;
   }
@@ -55,17 +60,24 @@ describe("askUser", () => {
     const { result, question, nodes, events, sessionId } = await run(asker);
     expect(result).toBe("B");
     expect(statusWhileWaiting).toBe("needs_input");
-    expect(question).toMatchObject({ role: "user", name: "ask_user", input: "Which idea?", output: "B", caller: nodes[0]?.id, predecessor: null });
+    expect(question).toMatchObject({
+      role: "user",
+      name: "ask_user",
+      input: "Which idea?",
+      output: "B",
+      caller: nodes[0]?.id,
+      predecessor: null,
+    });
     expect(question?.metadata).toMatchObject({ status: "answered", choices: ["A", "B"], kind: "ask_user" });
-    expect(events.filter((event) => event.type === "status").map((event) => (event as { status: string }).status)).toEqual([
-      "running",
-      "needs_input",
-      "running",
-      "idle",
-    ]);
+    expect(
+      events.filter((event) => event.type === "status").map((event) => (event as { status: string }).status),
+    ).toEqual(["running", "needs_input", "running", "idle"]);
     const questionEvent = events.find((event) => event.type === "question");
     expect(questionEvent).toMatchObject({ questionId: question?.id, question: "Which idea?", choices: ["A", "B"] });
-    expect(events.find((event) => event.type === "question_closed")).toMatchObject({ questionId: question?.id, outcome: "answered" });
+    expect(events.find((event) => event.type === "question_closed")).toMatchObject({
+      questionId: question?.id,
+      outcome: "answered",
+    });
     expect((await store.db.getSession(sessionId))?.status).toBe("idle");
   });
 

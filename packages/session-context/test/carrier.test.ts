@@ -1,5 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { agenticFunction, contextCarrierEnv, currentCallId, currentTurnId, readContextCarrier, sessionContext } from "../src/index.js";
+import {
+  agenticFunction,
+  contextCarrierEnv,
+  currentCallId,
+  currentTurnId,
+  readContextCarrier,
+  sessionContext,
+} from "../src/index.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 import { childScript, runTsChild } from "./helpers.js";
 
@@ -29,17 +36,25 @@ describe("the context carrier", () => {
       expect(child.stderr).toBe("");
       return JSON.parse(child.stdout) as { session: string; created: boolean; out: { caller: string } };
     });
-    const { sessionId, result } = await sessionContext({ db: store.db, runtime: null }, async (session) => ({ sessionId: session.sessionId, result: await spawnChild({}) }));
+    const { sessionId, result } = await sessionContext({ db: store.db, runtime: null }, async (session) => ({
+      sessionId: session.sessionId,
+      result: await spawnChild({}),
+    }));
     expect(result.session).toBe(sessionId);
     expect(result.created).toBe(false);
     const nodes = await store.db.loadNodes(sessionId);
-    expect(nodes.map((node) => [node.name, node.caller === parentCall ? "under the parent call" : node.caller])).toEqual([
+    expect(
+      nodes.map((node) => [node.name, node.caller === parentCall ? "under the parent call" : node.caller]),
+    ).toEqual([
       ["spawn_child", ""],
       ["child_work", "under the parent call"],
     ]);
     expect(result.out.caller).toBe(nodes[1]?.id);
     // One commit for the turn, made by the parent; the child made none.
-    expect((await store.db.gitLog(sessionId)).map((entry) => entry.message)).toEqual([`turn ${turnId} (code)`, "session init"]);
+    expect((await store.db.gitLog(sessionId)).map((entry) => entry.message)).toEqual([
+      `turn ${turnId} (code)`,
+      "session init",
+    ]);
   });
 
   it("commits a turn whose only writes happened in the child", async () => {

@@ -12,32 +12,57 @@ afterEach(() => {
 
 function withConfigFile(content: unknown): NodeJS.ProcessEnv {
   home = mkdtempSync(join(tmpdir(), "openprogram-config-"));
-  if (content !== undefined) writeFileSync(join(home, "config.json"), typeof content === "string" ? content : JSON.stringify(content));
+  if (content !== undefined)
+    writeFileSync(join(home, "config.json"), typeof content === "string" ? content : JSON.stringify(content));
   return { OPENPROGRAM_HOME: home };
 }
 
 describe("runtime configuration", () => {
   it("is none when nothing is configured, and explicitly none when OPENPROGRAM_PROVIDER=none", () => {
-    expect(resolveRuntimeConfig(withConfigFile(undefined))).toEqual({ config: null, origin: "none", explicitlyNone: false });
-    expect(resolveRuntimeConfig({ ...withConfigFile(undefined), OPENPROGRAM_PROVIDER: "none" })).toMatchObject({ config: null, explicitlyNone: true });
+    expect(resolveRuntimeConfig(withConfigFile(undefined))).toEqual({
+      config: null,
+      origin: "none",
+      explicitlyNone: false,
+    });
+    expect(resolveRuntimeConfig({ ...withConfigFile(undefined), OPENPROGRAM_PROVIDER: "none" })).toMatchObject({
+      config: null,
+      explicitlyNone: true,
+    });
   });
 
   it("infers the provider from the variables that are set", () => {
     const env = withConfigFile(undefined);
-    expect(resolveRuntimeConfig({ ...env, OPENAI_BASE_URL: "http://localhost:11434/v1" })).toMatchObject({ origin: "OPENAI_BASE_URL", config: { provider: "openai", baseUrl: "http://localhost:11434/v1", model: "gpt-4o-mini" } });
-    expect(resolveRuntimeConfig({ ...env, ANTHROPIC_API_KEY: "k" })).toMatchObject({ origin: "ANTHROPIC_API_KEY", config: { provider: "anthropic", apiKey: "k" } });
-    expect(resolveRuntimeConfig({ ...env, OPENPROGRAM_SCRIPT: "/x.json" })).toMatchObject({ config: { provider: "scripted", script: "/x.json" } });
+    expect(resolveRuntimeConfig({ ...env, OPENAI_BASE_URL: "http://localhost:11434/v1" })).toMatchObject({
+      origin: "OPENAI_BASE_URL",
+      config: { provider: "openai", baseUrl: "http://localhost:11434/v1", model: "gpt-4o-mini" },
+    });
+    expect(resolveRuntimeConfig({ ...env, ANTHROPIC_API_KEY: "k" })).toMatchObject({
+      origin: "ANTHROPIC_API_KEY",
+      config: { provider: "anthropic", apiKey: "k" },
+    });
+    expect(resolveRuntimeConfig({ ...env, OPENPROGRAM_SCRIPT: "/x.json" })).toMatchObject({
+      config: { provider: "scripted", script: "/x.json" },
+    });
   });
 
   it("reads $OPENPROGRAM_HOME/config.json, with the environment winning", () => {
     const env = withConfigFile({ provider: "openai", model: "from-file", baseUrl: "http://file/v1", maxTokens: 100 });
-    expect(resolveRuntimeConfig(env)).toMatchObject({ origin: "config.json", config: { provider: "openai", model: "from-file", baseUrl: "http://file/v1", maxTokens: 100 } });
-    expect(resolveRuntimeConfig({ ...env, OPENPROGRAM_MODEL: "from-env", OPENAI_BASE_URL: "http://env/v1" })).toMatchObject({ config: { model: "from-env", baseUrl: "http://env/v1", maxTokens: 100 } });
+    expect(resolveRuntimeConfig(env)).toMatchObject({
+      origin: "config.json",
+      config: { provider: "openai", model: "from-file", baseUrl: "http://file/v1", maxTokens: 100 },
+    });
+    expect(
+      resolveRuntimeConfig({ ...env, OPENPROGRAM_MODEL: "from-env", OPENAI_BASE_URL: "http://env/v1" }),
+    ).toMatchObject({ config: { model: "from-env", baseUrl: "http://env/v1", maxTokens: 100 } });
   });
 
   it.each([
     [{ OPENPROGRAM_PROVIDER: "gemini" }, "OPENPROGRAM_PROVIDER", /Unknown provider "gemini"/],
-    [{ OPENPROGRAM_MAX_RETRIES: "lots", OPENAI_API_KEY: "k" }, "OPENPROGRAM_MAX_RETRIES", /must be a non-negative integer/],
+    [
+      { OPENPROGRAM_MAX_RETRIES: "lots", OPENAI_API_KEY: "k" },
+      "OPENPROGRAM_MAX_RETRIES",
+      /must be a non-negative integer/,
+    ],
   ])("names the variable to fix: %j", (extra, variable, message) => {
     const error = (() => {
       try {

@@ -62,10 +62,13 @@ function tryMount(size: string): string | null {
   return dir;
 }
 
-const writeNotes = agenticFunction({ name: "write_notes", doc: "Write notes." }, async ({ notes }: { notes: string }, { runtime }) => {
-  await runtime.exec(notes.slice(0, 10));
-  return notes;
-});
+const writeNotes = agenticFunction(
+  { name: "write_notes", doc: "Write notes." },
+  async ({ notes }: { notes: string }, { runtime }) => {
+    await runtime.exec(notes.slice(0, 10));
+    return notes;
+  },
+);
 
 async function firstTurn(db: SessionDB): Promise<string> {
   return sessionContext({ db, sessionId: "disk", runtime: scriptedRuntime(["ok"]).runtime }, async () => {
@@ -125,7 +128,9 @@ describe("disk trouble", () => {
     await firstTurn(reopened);
     const report = await doctorSessions({ db: new SessionDB({ root }), fix: true });
     expect(report.healthy).toBe(true);
-    process.stdout.write(`disk-full test used ${mounted ? "a 3 MiB tmpfs" : "the fault-injecting fs layer (mounting not permitted)"}\n`);
+    process.stdout.write(
+      `disk-full test used ${mounted ? "a 3 MiB tmpfs" : "the fault-injecting fs layer (mounting not permitted)"}\n`,
+    );
   });
 
   it("a read-only store root is a clear error to the caller, before anything is written", async () => {
@@ -138,9 +143,9 @@ describe("disk trouble", () => {
     const db = new SessionDB({ root });
     // Reading still works.
     expect((await db.listSessions()).map((session) => session.id)).toEqual(["disk"]);
-    const error = await sessionContext({ db, sessionId: "disk", runtime: scriptedRuntime(["ok"]).runtime }, () => writeNotes({ notes: "second" })).catch(
-      (caught: unknown) => caught,
-    );
+    const error = await sessionContext({ db, sessionId: "disk", runtime: scriptedRuntime(["ok"]).runtime }, () =>
+      writeNotes({ notes: "second" }),
+    ).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(StoreWriteError);
     expect((error as Error).message).toMatch(/EROFS: the sessions root is on a read-only file system/);
     const created = await sessionContext({ db, runtime: null }, () => "x").catch((caught: unknown) => caught);
@@ -148,6 +153,9 @@ describe("disk trouble", () => {
     if (mounted) execFileSync("mount", ["-o", "remount,rw", mounted]);
     faults.errno = null;
     assertIntact(root);
-    expect((await new SessionDB({ root }).loadNodes("disk")).map((node) => node.name)).toEqual(["write_notes", "scripted"]);
+    expect((await new SessionDB({ root }).loadNodes("disk")).map((node) => node.name)).toEqual([
+      "write_notes",
+      "scripted",
+    ]);
   });
 });

@@ -13,7 +13,8 @@ beforeEach(() => {
 });
 afterEach(() => store.cleanup());
 
-const kinds = (report: DoctorReport): string[] => report.findings.map((finding) => `${finding.sessionId ?? "-"}:${finding.kind}`).sort();
+const kinds = (report: DoctorReport): string[] =>
+  report.findings.map((finding) => `${finding.sessionId ?? "-"}:${finding.kind}`).sort();
 
 describe("sessions doctor", () => {
   it("runs clean on the Python fixtures", async () => {
@@ -38,7 +39,11 @@ describe("sessions doctor", () => {
     const historyA = join(store.root, "a", "history");
     const firstFile = readdirSync(historyA).find((name) => name.startsWith("0000-")) as string;
     writeFileSync(join(historyA, firstFile), '{"id": "tru');
-    const duplicate = { ...JSON.parse(readFileSync(join(historyA, `0001-l-${second.id}.json`), "utf8")), id: "ddddddddd001", created_at: second.created_at + 1 } as Record<string, unknown>;
+    const duplicate = {
+      ...JSON.parse(readFileSync(join(historyA, `0001-l-${second.id}.json`), "utf8")),
+      id: "ddddddddd001",
+      created_at: second.created_at + 1,
+    } as Record<string, unknown>;
     writeFileSync(join(historyA, "0001-l-ddddddddd001.json"), JSON.stringify(duplicate));
     const meta = JSON.parse(readFileSync(join(store.root, "a", "meta.json"), "utf8")) as Record<string, unknown>;
     writeFileSync(join(store.root, "a", "meta.json"), JSON.stringify({ ...meta, head_id: "000000000000" }));
@@ -89,7 +94,9 @@ describe("sessions doctor", () => {
     expect(corrupt?.path).toBe(join(historyA, firstFile));
 
     const repaired = await doctorSessions({ db: fresh(), fix: true });
-    expect(repaired.findings.filter((finding) => finding.severity === "error").every((finding) => finding.fixed)).toBe(true);
+    expect(repaired.findings.filter((finding) => finding.severity === "error").every((finding) => finding.fixed)).toBe(
+      true,
+    );
     expect(repaired.healthy).toBe(true);
     for (const finding of repaired.findings) expect(finding.remedy).not.toBe("");
 

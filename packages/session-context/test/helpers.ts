@@ -15,7 +15,11 @@ export function extractPythonFixtures(): { root: string; cleanup: () => void } {
 }
 
 /** Runs a TypeScript file in a real child Node process (through tsx) and resolves with its output. */
-export function runTsChild(script: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runTsChild(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
       env: { ...process.env, ...env },

@@ -3,7 +3,8 @@ import { ESLint } from "eslint";
 import { describe, expect, it } from "vitest";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
-const fixture = (name: string): string => fileURLToPath(new URL(`../../../tools/lint-fixtures/${name}`, import.meta.url));
+const fixture = (name: string): string =>
+  fileURLToPath(new URL(`../../../tools/lint-fixtures/${name}`, import.meta.url));
 
 describe("the lint boundary", () => {
   it("fires on every way an adapter could bypass the core", async () => {
@@ -25,7 +26,11 @@ describe("the lint boundary", () => {
   it("passes the whole source tree", async () => {
     const eslint = new ESLint({ cwd: repoRoot });
     const results = await eslint.lintFiles(["packages/*/src/**/*.ts"]);
-    const errors = results.flatMap((result) => result.messages.filter((message) => message.severity === 2).map((message) => `${result.filePath}:${message.line} ${message.ruleId}: ${message.message}`));
+    const errors = results.flatMap((result) =>
+      result.messages
+        .filter((message) => message.severity === 2)
+        .map((message) => `${result.filePath}:${message.line} ${message.ruleId}: ${message.message}`),
+    );
     expect(errors).toEqual([]);
   });
 });

@@ -30,26 +30,39 @@ afterEach(() => store.cleanup());
 describe("managing sessions", () => {
   it("describes, trees, exports, logs and deletes what the store holds", async () => {
     const { runtime } = scriptedRuntime(["Hi!", "draft"]);
-    const draft = agenticFunction({ name: "draft", doc: "Draft it." }, async (_: { topic: string }, { runtime: rt }) => {
-      await askUser("Formal?", { choices: ["yes", "no"] });
-      return rt.exec("write");
-    });
-    const id = await sessionContext({ db: store.db, runtime, asker: createScriptedAsker(["yes"]), title: "Demo" }, async (session) => {
-      await chat("Hello");
-      await draft({ topic: "x" });
-      return session.sessionId;
-    });
+    const draft = agenticFunction(
+      { name: "draft", doc: "Draft it." },
+      async (_: { topic: string }, { runtime: rt }) => {
+        await askUser("Formal?", { choices: ["yes", "no"] });
+        return rt.exec("write");
+      },
+    );
+    const id = await sessionContext(
+      { db: store.db, runtime, asker: createScriptedAsker(["yes"]), title: "Demo" },
+      async (session) => {
+        await chat("Hello");
+        await draft({ topic: "x" });
+        return session.sessionId;
+      },
+    );
     const db = store.db;
     expect(await sessionExists(id, { db })).toBe(true);
     expect(await sessionExists("nope", { db })).toBe(false);
     expect((await listSessions({ db })).map((record) => record.title)).toEqual(["Demo"]);
     const detail = await describeSession(id, { db });
-    expect(detail.conversation.map((node) => `${node.role}:${node.name}`)).toEqual(["user:", "llm:scripted", "code:draft"]);
-    expect(detail.record.preview).toBe("draft(\"x\")");
+    expect(detail.conversation.map((node) => `${node.role}:${node.name}`)).toEqual([
+      "user:",
+      "llm:scripted",
+      "code:draft",
+    ]);
+    expect(detail.record.preview).toBe('draft("x")');
     const tree = await sessionCallTree(id, { db });
     expect(tree.map((entry) => entry.node.role)).toEqual(["user", "llm", "code"]);
     expect(tree[2]?.children.map((entry) => entry.node.name)).toEqual(["ask_user", "scripted"]);
-    const json = JSON.parse(await exportSession(id, { db, format: "json" })) as { nodes: unknown[]; session: { id: string } };
+    const json = JSON.parse(await exportSession(id, { db, format: "json" })) as {
+      nodes: unknown[];
+      session: { id: string };
+    };
     expect(json.session.id).toBe(id);
     expect(json.nodes).toHaveLength(detail.nodes.length);
     const markdown = await exportSession(id, { db, format: "md" });
@@ -62,7 +75,19 @@ describe("managing sessions", () => {
   });
 
   it("nests orphans at the top instead of dropping them", () => {
-    const node = (id: string, caller: string): SessionNode => ({ id, caller, seq: 0, role: "code", name: id, input: null, output: null, created_at: 0, predecessor: null, reads: [], metadata: {} });
+    const node = (id: string, caller: string): SessionNode => ({
+      id,
+      caller,
+      seq: 0,
+      role: "code",
+      name: id,
+      input: null,
+      output: null,
+      created_at: 0,
+      predecessor: null,
+      reads: [],
+      metadata: {},
+    });
     const tree = buildCallTree([node("a", ""), node("b", "a"), node("c", "missing")]);
     expect(tree.map((entry) => entry.node.id)).toEqual(["a", "c"]);
   });
@@ -71,18 +96,22 @@ describe("managing sessions", () => {
 describe("relaying a child process's work", () => {
   it("relays events to the context's sink and records abandoned nodes as killed", async () => {
     const events: SessionEvent[] = [];
-    await sessionContext({ db: store.db, createRuntimeIfNone: false, onEvent: (event) => events.push(event) }, async (session) => {
-      const node = await session.db.appendNode(session.sessionId, { role: "code", name: "child_work", metadata: { status: "running" } });
-      relaySessionEvent({ type: "node", sessionId: session.sessionId, op: "append", node });
-      const changed = await recordAbandonedNodes([node.id, "unknown"], "killed");
-      expect(changed.map((entry) => entry.metadata.status)).toEqual(["killed"]);
-      expect(await recordAbandonedNodes([node.id], "killed")).toEqual([]);
-    });
-    expect(events.map((event) => (event.type === "node" ? `${event.op}:${String(event.node.metadata.status)}` : event.type))).toEqual([
-      "append:running",
-      "status",
-      "update:killed",
-      "status",
-    ]);
+    await sessionContext(
+      { db: store.db, createRuntimeIfNone: false, onEvent: (event) => events.push(event) },
+      async (session) => {
+        const node = await session.db.appendNode(session.sessionId, {
+          role: "code",
+          name: "child_work",
+          metadata: { status: "running" },
+        });
+        relaySessionEvent({ type: "node", sessionId: session.sessionId, op: "append", node });
+        const changed = await recordAbandonedNodes([node.id, "unknown"], "killed");
+        expect(changed.map((entry) => entry.metadata.status)).toEqual(["killed"]);
+        expect(await recordAbandonedNodes([node.id], "killed")).toEqual([]);
+      },
+    );
+    expect(
+      events.map((event) => (event.type === "node" ? `${event.op}:${String(event.node.metadata.status)}` : event.type)),
+    ).toEqual(["append:running", "status", "update:killed", "status"]);
   });
 });

@@ -28,15 +28,24 @@ describe("one context per process, however many copies of the core are loaded", 
     try {
       const { runtime, provider } = scriptedRuntime(["from the copy"]);
       // The "user program" is written against its own copy of the package.
-      const userProgram = copy.agenticFunction({ name: "user_program", doc: "Doc from the user's copy." }, async (_: object, { runtime: rt }) => {
-        const inner = copy.currentSession().sessionId;
-        return { text: await rt.exec("go"), inner, call: copy.currentCallId() };
-      });
+      const userProgram = copy.agenticFunction(
+        { name: "user_program", doc: "Doc from the user's copy." },
+        async (_: object, { runtime: rt }) => {
+          const inner = copy.currentSession().sessionId;
+          return { text: await rt.exec("go"), inner, call: copy.currentCallId() };
+        },
+      );
       expect(core.isAgenticFunction(userProgram)).toBe(true);
-      const result = await core.sessionContext({ db: store.db, runtime }, async (session) => ({ session: session.sessionId, out: await userProgram({}) }));
+      const result = await core.sessionContext({ db: store.db, runtime }, async (session) => ({
+        session: session.sessionId,
+        out: await userProgram({}),
+      }));
       expect(result.out.inner).toBe(result.session);
       expect(result.out.text).toBe("from the copy");
-      expect(provider.requests[0]?.request.messages[0]).toEqual({ role: "system", content: "Doc from the user's copy." });
+      expect(provider.requests[0]?.request.messages[0]).toEqual({
+        role: "system",
+        content: "Doc from the user's copy.",
+      });
       const nodes = await store.db.loadNodes(result.session);
       expect(nodes.map((node) => node.name)).toEqual(["user_program", "scripted"]);
       expect(nodes[1]?.caller).toBe(result.out.call);
@@ -48,7 +57,9 @@ describe("one context per process, however many copies of the core are loaded", 
   });
 
   it("a copy with an incompatible context protocol fails loudly when loaded", async () => {
-    const path = copyCore("incompatible", (source) => source.replace("export const CONTEXT_PROTOCOL = 1;", "export const CONTEXT_PROTOCOL = 2;"));
+    const path = copyCore("incompatible", (source) =>
+      source.replace("export const CONTEXT_PROTOCOL = 1;", "export const CONTEXT_PROTOCOL = 2;"),
+    );
     const error: unknown = await import(path).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(Error);
     expect((error as { code?: string }).code).toBe("context_version_mismatch");

@@ -1,7 +1,21 @@
 import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { agenticFunction, chat, createRuntime, ProviderError, RuntimeMissingError, SessionDB, sessionContext } from "../src/index.js";
-import { createTempStore, scriptedRuntime, startFakeOpenAIServer, type FakeOpenAIServer, type TempStore } from "../src/testing/index.js";
+import {
+  agenticFunction,
+  chat,
+  createRuntime,
+  ProviderError,
+  RuntimeMissingError,
+  SessionDB,
+  sessionContext,
+} from "../src/index.js";
+import {
+  createTempStore,
+  scriptedRuntime,
+  startFakeOpenAIServer,
+  type FakeOpenAIServer,
+  type TempStore,
+} from "../src/testing/index.js";
 import { extractPythonFixtures } from "./helpers.js";
 
 const DOC = `Design three experiments that test the idea.
@@ -9,8 +23,9 @@ For each: hypothesis, setup, metric, expected outcome.
   Indented line, "quotes", unicode — ✓, and a trailing space. 
 Output a numbered list.`;
 
-const designExperiments = agenticFunction({ name: "design_experiments", doc: DOC }, async ({ idea }: { idea: string }, { runtime }) =>
-  runtime.exec(`Idea: ${idea}`),
+const designExperiments = agenticFunction(
+  { name: "design_experiments", doc: DOC },
+  async ({ idea }: { idea: string }, { runtime }) => runtime.exec(`Idea: ${idea}`),
 );
 
 let store: TempStore;
@@ -27,7 +42,9 @@ afterEach(async () => {
 describe("the doc reaches the model as the system message, byte for byte", () => {
   it("with the scripted provider", async () => {
     const { runtime, provider } = scriptedRuntime(["1. exp A"]);
-    const result = await sessionContext({ db: store.db, runtime }, () => designExperiments({ idea: "agent reliability" }));
+    const result = await sessionContext({ db: store.db, runtime }, () =>
+      designExperiments({ idea: "agent reliability" }),
+    );
     expect(result).toBe("1. exp A");
     expect(provider.requests).toHaveLength(1);
     const messages = provider.requests[0]?.request.messages;
@@ -48,7 +65,11 @@ describe("the doc reaches the model as the system message, byte for byte", () =>
     expect(request?.json.model).toBe("fake-model");
     // The recorded hash is of the exact bytes that went over the wire.
     const llm = (await store.db.loadNodes(sessionId)).find((node) => node.role === "llm");
-    expect(llm?.metadata.prompt_sha256).toBe(createHash("sha256").update(request?.body ?? "").digest("hex"));
+    expect(llm?.metadata.prompt_sha256).toBe(
+      createHash("sha256")
+        .update(request?.body ?? "")
+        .digest("hex"),
+    );
     expect(llm?.metadata.system).toBe(DOC);
     expect(llm?.metadata.prompt_text).toBe("Idea: agent reliability");
     expect(llm?.name).toBe("fake-model");
@@ -73,7 +94,9 @@ describe("the doc reaches the model as the system message, byte for byte", () =>
   });
 
   it("says how to configure a provider when none is configured", async () => {
-    const error = await sessionContext({ db: store.db, runtime: null }, () => designExperiments({ idea: "x" })).catch((caught: unknown) => caught);
+    const error = await sessionContext({ db: store.db, runtime: null }, () => designExperiments({ idea: "x" })).catch(
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(RuntimeMissingError);
     expect((error as Error).message).toMatch(/OPENPROGRAM_PROVIDER.*OPENAI_API_KEY/s);
   });
@@ -82,12 +105,20 @@ describe("the doc reaches the model as the system message, byte for byte", () =>
 describe("history rendering", () => {
   it("shows a later call the earlier turns of the same session, and its own earlier subcalls", async () => {
     const { runtime, provider } = scriptedRuntime(["survey text", "inner text", "paper text"]);
-    const survey = agenticFunction({ name: "survey", doc: "Survey the field." }, async ({ topic }: { topic: string }, { runtime: rt }) => rt.exec(`Topic: ${topic}`));
-    const helper = agenticFunction({ name: "helper", doc: "Help." }, async (_: { step: number }, { runtime: rt }) => rt.exec("help"));
-    const write = agenticFunction({ name: "write", doc: "Write the paper." }, async ({ ask }: { ask: string }, { runtime: rt }) => {
-      await helper({ step: 1 });
-      return rt.exec(ask);
-    });
+    const survey = agenticFunction(
+      { name: "survey", doc: "Survey the field." },
+      async ({ topic }: { topic: string }, { runtime: rt }) => rt.exec(`Topic: ${topic}`),
+    );
+    const helper = agenticFunction({ name: "helper", doc: "Help." }, async (_: { step: number }, { runtime: rt }) =>
+      rt.exec("help"),
+    );
+    const write = agenticFunction(
+      { name: "write", doc: "Write the paper." },
+      async ({ ask }: { ask: string }, { runtime: rt }) => {
+        await helper({ step: 1 });
+        return rt.exec(ask);
+      },
+    );
     const first = await sessionContext({ db: store.db, runtime }, async (session) => {
       await survey({ topic: "agents" });
       return session.sessionId;
@@ -103,15 +134,25 @@ describe("history rendering", () => {
       { role: "user", content: "now turn it into a paper" },
     ]);
     // The helper's own request saw the conversation but not its caller's later work.
-    expect(provider.requests[1]?.request.messages.map((message) => message.role)).toEqual(["system", "user", "assistant", "user"]);
+    expect(provider.requests[1]?.request.messages.map((message) => message.role)).toEqual([
+      "system",
+      "user",
+      "assistant",
+      "user",
+    ]);
     const llm = (await store.db.loadNodes(first)).filter((node) => node.role === "llm").at(-1);
     expect(llm?.reads).toHaveLength(2);
   });
 
   it("hides calls declared expose: hidden", async () => {
     const { runtime, provider } = scriptedRuntime(["a", "b"]);
-    const secret = agenticFunction({ name: "secret", doc: "Hidden.", expose: "hidden" }, async (_: object, { runtime: rt }) => rt.exec("x"));
-    const visible = agenticFunction({ name: "visible", doc: "Visible." }, async (_: object, { runtime: rt }) => rt.exec("y"));
+    const secret = agenticFunction(
+      { name: "secret", doc: "Hidden.", expose: "hidden" },
+      async (_: object, { runtime: rt }) => rt.exec("x"),
+    );
+    const visible = agenticFunction({ name: "visible", doc: "Visible." }, async (_: object, { runtime: rt }) =>
+      rt.exec("y"),
+    );
     await sessionContext({ db: store.db, runtime, sessionId: "hid" }, () => secret({}));
     await sessionContext({ db: store.db, runtime, sessionId: "hid" }, () => visible({}));
     expect(provider.requests[1]?.request.messages).toEqual([
@@ -141,7 +182,9 @@ describe("history rendering", () => {
     try {
       const db = new SessionDB({ root: fixture.root });
       const { runtime, provider } = scriptedRuntime(["more experiments"]);
-      await sessionContext({ db, runtime, sessionId: "research_shared" }, () => designExperiments({ idea: "follow-up" }));
+      await sessionContext({ db, runtime, sessionId: "research_shared" }, () =>
+        designExperiments({ idea: "follow-up" }),
+      );
       const nodes = await db.loadNodes("research_shared");
       expect(nodes.slice(5).map((node) => [node.seq, node.role, node.name])).toEqual([
         [5, "code", "design_experiments"],
@@ -149,11 +192,16 @@ describe("history rendering", () => {
       ]);
       expect(nodes[5]?.predecessor).toBe("9abc9d1465e5");
       expect(provider.requests[0]?.request.messages.slice(1, 3)).toEqual([
-        { role: "user", content: 'Call research_agent with input {"runtime":"<FakeRuntime>","task":"survey agent reliability"}' },
+        {
+          role: "user",
+          content: 'Call research_agent with input {"runtime":"<FakeRuntime>","task":"survey agent reliability"}',
+        },
         { role: "assistant", content: "research_agent returned: We propose ..." },
       ]);
       const chatRuntime = scriptedRuntime(["Even cheaper."]);
-      await sessionContext({ db, runtime: chatRuntime.runtime, sessionId: "chat_shared" }, () => chat("And cheaper still?"));
+      await sessionContext({ db, runtime: chatRuntime.runtime, sessionId: "chat_shared" }, () =>
+        chat("And cheaper still?"),
+      );
       expect(chatRuntime.provider.requests[0]?.request.messages.map((message) => message.content)).toEqual([
         "Plan a short weekend trip",
         "Here is a plan: ...",
@@ -174,15 +222,18 @@ describe("provider requests", () => {
     const controller = new AbortController();
     let added = 0;
     let removed = 0;
-    const original = { add: controller.signal.addEventListener.bind(controller.signal), remove: controller.signal.removeEventListener.bind(controller.signal) };
-    controller.signal.addEventListener = ((...args: Parameters<AbortSignal["addEventListener"]>) => {
+    const original = {
+      add: controller.signal.addEventListener.bind(controller.signal),
+      remove: controller.signal.removeEventListener.bind(controller.signal),
+    };
+    controller.signal.addEventListener = (...args: Parameters<AbortSignal["addEventListener"]>) => {
       if (args[0] === "abort") added++;
       original.add(...args);
-    });
-    controller.signal.removeEventListener = ((...args: Parameters<AbortSignal["removeEventListener"]>) => {
+    };
+    controller.signal.removeEventListener = (...args: Parameters<AbortSignal["removeEventListener"]>) => {
       if (args[0] === "abort") removed++;
       original.remove(...args);
-    });
+    };
     await sessionContext({ db: store.db, runtime, signal: controller.signal }, async () => {
       for (let index = 0; index < 12; index++) await designExperiments({ idea: `i${index}` });
     });

@@ -5,7 +5,14 @@ import { readdirSync } from "node:fs";
 import { dirname } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { agenticFunction, assertValidSessionId, InvalidNodeError, OpenProgramError, SessionDB, sessionContext } from "../src/index.js";
+import {
+  agenticFunction,
+  assertValidSessionId,
+  InvalidNodeError,
+  OpenProgramError,
+  SessionDB,
+  sessionContext,
+} from "../src/index.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 
 let store: TempStore;
@@ -21,7 +28,21 @@ const typed = (error: unknown): boolean => error instanceof OpenProgramError && 
 const hostileString = fc.oneof(
   fc.string({ unit: "binary", maxLength: 40 }),
   fc.stringMatching(/^[./\\a-z0-9_:-]{0,12}$/),
-  fc.constantFrom("..", ".", "../x", "a/../b", "\0", "x\0y", "/abs", "C:\\win", ".git", "index.json", "a".repeat(129), "é", "\ud800"),
+  fc.constantFrom(
+    "..",
+    ".",
+    "../x",
+    "a/../b",
+    "\0",
+    "x\0y",
+    "/abs",
+    "C:\\win",
+    ".git",
+    "index.json",
+    "a".repeat(129),
+    "é",
+    "\ud800",
+  ),
   fc.string({ minLength: 120, maxLength: 140 }),
 );
 
@@ -37,7 +58,9 @@ describe("session ids", () => {
           expect(typed(error)).toBe(true);
           expect((error as OpenProgramError).code).toBe("invalid_session_id");
         }
-        expect(valid).toBe(/^[A-Za-z0-9_.:-]{1,128}$/.test(sessionId) && !sessionId.startsWith(".") && !sessionId.includes(".."));
+        expect(valid).toBe(
+          /^[A-Za-z0-9_.:-]{1,128}$/.test(sessionId) && !sessionId.startsWith(".") && !sessionId.includes(".."),
+        );
         const outcome = await store.db.ensureSession(sessionId).then(
           (result) => ({ ok: true as const, result }),
           (error: unknown) => ({ ok: false as const, error }),
@@ -65,20 +88,34 @@ describe("node payloads", () => {
       fc.string({ unit: "binary", maxLength: 200 }),
       fc.string({ minLength: 100_000, maxLength: 120_000 }),
       fc.integer({ min: 1, max: 700 }).map(deep),
-      fc.anything({ withBigInt: true, withNullPrototype: true, withObjectString: true, withSparseArray: true, withTypedArray: true }),
+      fc.anything({
+        withBigInt: true,
+        withNullPrototype: true,
+        withObjectString: true,
+        withSparseArray: true,
+        withTypedArray: true,
+      }),
     );
     await fc.assert(
       fc.asyncProperty(payload, async (value) => {
-        const outcome = await store.db.appendNode("payloads", { role: "code", name: "p", input: value, caller: "x" }).then(
-          (node) => ({ ok: true as const, node }),
-          (error: unknown) => ({ ok: false as const, error }),
-        );
+        const outcome = await store.db
+          .appendNode("payloads", { role: "code", name: "p", input: value, caller: "x" })
+          .then(
+            (node) => ({ ok: true as const, node }),
+            (error: unknown) => ({ ok: false as const, error }),
+          );
         if (!outcome.ok) {
           expect(typed(outcome.error)).toBe(true);
           return;
         }
-        const reloaded = (await new SessionDB({ root: store.root }).loadNodes("payloads")).find((node) => node.id === outcome.node.id);
-        expect(reloaded?.input).toEqual(JSON.parse(JSON.stringify(value ?? null, (_key, item: unknown) => (item === undefined ? undefined : item)) ?? "null"));
+        const reloaded = (await new SessionDB({ root: store.root }).loadNodes("payloads")).find(
+          (node) => node.id === outcome.node.id,
+        );
+        expect(reloaded?.input).toEqual(
+          JSON.parse(
+            JSON.stringify(value ?? null, (_key, item: unknown) => (item === undefined ? undefined : item)) ?? "null",
+          ),
+        );
       }),
       { numRuns: 150 },
     );
@@ -87,9 +124,15 @@ describe("node payloads", () => {
   it("refuses cycles and too-deep values with InvalidNodeError", async () => {
     const cycle: Record<string, unknown> = { a: 1 };
     cycle.self = cycle;
-    await expect(store.db.appendNode("payloads", { role: "code", input: cycle })).rejects.toBeInstanceOf(InvalidNodeError);
-    await expect(store.db.appendNode("payloads", { role: "code", input: deep(600) })).rejects.toBeInstanceOf(InvalidNodeError);
-    await expect(store.db.appendNode("payloads", { role: "code", input: 10n })).rejects.toBeInstanceOf(InvalidNodeError);
+    await expect(store.db.appendNode("payloads", { role: "code", input: cycle })).rejects.toBeInstanceOf(
+      InvalidNodeError,
+    );
+    await expect(store.db.appendNode("payloads", { role: "code", input: deep(600) })).rejects.toBeInstanceOf(
+      InvalidNodeError,
+    );
+    await expect(store.db.appendNode("payloads", { role: "code", input: 10n })).rejects.toBeInstanceOf(
+      InvalidNodeError,
+    );
     // The store is intact after the refusals.
     expect((await new SessionDB({ root: store.root }).readHistory("payloads")).problems).toEqual([]);
   });
@@ -97,12 +140,24 @@ describe("node payloads", () => {
   it("agentic functions record any input and output, however strange, without failing the call", async () => {
     const echo = agenticFunction({ name: "echo", doc: "Echo." }, async (input: Record<string, unknown>) => input.value);
     await fc.assert(
-      fc.asyncProperty(fc.anything({ withBigInt: true, withMap: true, withSet: true, withDate: true, withTypedArray: true, withNullPrototype: true }), async (value) => {
-        const cycle: Record<string, unknown> = { value };
-        cycle.self = cycle;
-        const result = await sessionContext({ db: store.db, sessionId: "agentic", runtime: null }, () => echo({ value, cycle, fn: () => 1 }));
-        expect(result).toBe(value);
-      }),
+      fc.asyncProperty(
+        fc.anything({
+          withBigInt: true,
+          withMap: true,
+          withSet: true,
+          withDate: true,
+          withTypedArray: true,
+          withNullPrototype: true,
+        }),
+        async (value) => {
+          const cycle: Record<string, unknown> = { value };
+          cycle.self = cycle;
+          const result = await sessionContext({ db: store.db, sessionId: "agentic", runtime: null }, () =>
+            echo({ value, cycle, fn: () => 1 }),
+          );
+          expect(result).toBe(value);
+        },
+      ),
       { numRuns: 60 },
     );
     const nodes = await store.db.loadNodes("agentic");

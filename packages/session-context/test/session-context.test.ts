@@ -63,10 +63,20 @@ describe("sessionContext (the source design's S1 checks)", () => {
 
   it("installs the store even when no provider is configured (runtime null)", async () => {
     const previous = { ...process.env };
-    for (const name of ["OPENPROGRAM_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "OPENPROGRAM_SCRIPT"]) delete process.env[name];
+    for (const name of [
+      "OPENPROGRAM_PROVIDER",
+      "OPENAI_API_KEY",
+      "OPENAI_BASE_URL",
+      "ANTHROPIC_API_KEY",
+      "OPENPROGRAM_SCRIPT",
+    ])
+      delete process.env[name];
     process.env.OPENPROGRAM_HOME = store.home;
     try {
-      const result = await sessionContext({ db: store.db }, async (session) => ({ runtime: session.runtime, id: currentSession().sessionId }));
+      const result = await sessionContext({ db: store.db }, async (session) => ({
+        runtime: session.runtime,
+        id: currentSession().sessionId,
+      }));
       expect(result.runtime).toBeNull();
       expect(result.id).toMatch(/^session_/);
     } finally {
@@ -77,20 +87,30 @@ describe("sessionContext (the source design's S1 checks)", () => {
   it("ends a turn that wrote something with one commit and status idle; a turn that wrote nothing leaves no trace", async () => {
     const { runtime } = scriptedRuntime(["ok"]);
     const events: SessionEvent[] = [];
-    const greet = agenticFunction({ name: "greet", doc: "Greet." }, async (_: { who: string }, { runtime: rt }) => rt.exec("hi"));
-    const id = await sessionContext({ db: store.db, runtime, onEvent: (event) => events.push(event) }, async (session) => {
-      await greet({ who: "you" });
-      return session.sessionId;
-    });
+    const greet = agenticFunction({ name: "greet", doc: "Greet." }, async (_: { who: string }, { runtime: rt }) =>
+      rt.exec("hi"),
+    );
+    const id = await sessionContext(
+      { db: store.db, runtime, onEvent: (event) => events.push(event) },
+      async (session) => {
+        await greet({ who: "you" });
+        return session.sessionId;
+      },
+    );
     const log = await store.db.gitLog(id);
-    expect(log.map((entry) => entry.message)).toEqual([expect.stringMatching(/^turn turn_[0-9a-f]{10} \(code\)$/), "session init"]);
-    expect((await store.db.getSession(id))?.status).toBe("idle");
-    expect(events.filter((event) => event.type === "status").map((event) => (event as { status: string }).status)).toEqual(["running", "idle"]);
-    expect(events.filter((event) => event.type === "node").map((event) => `${(event as { op: string }).op}:${(event as { node: { role: string } }).node.role}`)).toEqual([
-      "append:code",
-      "append:llm",
-      "update:code",
+    expect(log.map((entry) => entry.message)).toEqual([
+      expect.stringMatching(/^turn turn_[0-9a-f]{10} \(code\)$/),
+      "session init",
     ]);
+    expect((await store.db.getSession(id))?.status).toBe("idle");
+    expect(
+      events.filter((event) => event.type === "status").map((event) => (event as { status: string }).status),
+    ).toEqual(["running", "idle"]);
+    expect(
+      events
+        .filter((event) => event.type === "node")
+        .map((event) => `${(event as { op: string }).op}:${(event as { node: { role: string } }).node.role}`),
+    ).toEqual(["append:code", "append:llm", "update:code"]);
     await sessionContext({ db: store.db, runtime, sessionId: id }, async () => undefined);
     expect((await store.db.gitLog(id)).length).toBe(2);
   });
@@ -116,12 +136,15 @@ describe("sessionContext (the source design's S1 checks)", () => {
 describe("nesting", () => {
   it("records outer > inner > llm with callers in seq order; a failing inner fails and rethrows", async () => {
     const { runtime } = scriptedRuntime(["inner answer", "second inner"]);
-    const inner = agenticFunction({ name: "inner", doc: "Inner doc." }, async ({ n }: { n: number }, { runtime: rt }) => {
-      const callId = currentCallId();
-      const text = await rt.exec(`n=${n}`);
-      expect(currentCallId()).toBe(callId);
-      return text;
-    });
+    const inner = agenticFunction(
+      { name: "inner", doc: "Inner doc." },
+      async ({ n }: { n: number }, { runtime: rt }) => {
+        const callId = currentCallId();
+        const text = await rt.exec(`n=${n}`);
+        expect(currentCallId()).toBe(callId);
+        return text;
+      },
+    );
     const failing = agenticFunction({ name: "failing", doc: "Always fails." }, async () => {
       throw new RangeError("out of range");
     });
@@ -136,7 +159,10 @@ describe("nesting", () => {
       const second = await inner({ n: 2 });
       return { first, second, caught };
     });
-    const { sessionId, result } = await sessionContext({ db: store.db, runtime }, async (session) => ({ sessionId: session.sessionId, result: await outer({}) }));
+    const { sessionId, result } = await sessionContext({ db: store.db, runtime }, async (session) => ({
+      sessionId: session.sessionId,
+      result: await outer({}),
+    }));
     expect(result).toEqual({ first: "inner answer", second: "second inner", caught: "out of range" });
     const nodes = await store.db.loadNodes(sessionId);
     const byId = new Map(nodes.map((node) => [node.id, node]));
@@ -153,7 +179,10 @@ describe("nesting", () => {
     expect(nodes[0]?.metadata).toMatchObject({ status: "completed", doc: "Outer doc.", expose: "io" });
     expect(nodes[0]?.metadata.duration_seconds).toEqual(expect.any(Number));
     expect(nodes[0]?.metadata.finished_at).toEqual(expect.any(Number));
-    expect(nodes[3]?.metadata).toMatchObject({ status: "failed", error: { name: "RangeError", message: "out of range" } });
+    expect(nodes[3]?.metadata).toMatchObject({
+      status: "failed",
+      error: { name: "RangeError", message: "out of range" },
+    });
     expect(nodes[0]?.output).toEqual(result);
     expect((await store.db.readMeta(sessionId)).head_id).toBe(nodes[0]?.id);
   });
@@ -165,7 +194,13 @@ describe("isolation", () => {
     const leaf = agenticFunction({ name: "leaf", doc: "Leaf." }, async ({ tag }: { tag: string }, call) => {
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 5));
       await store.db.readMeta(call.sessionId);
-      return { tag, session: currentSession().sessionId, call: currentCallId(), turn: currentTurnId(), runtime: currentRuntime() };
+      return {
+        tag,
+        session: currentSession().sessionId,
+        call: currentCallId(),
+        turn: currentTurnId(),
+        runtime: currentRuntime(),
+      };
     });
     const root = agenticFunction({ name: "root", doc: "Root." }, async ({ tag }: { tag: string }) => {
       const myCall = currentCallId();

@@ -3,7 +3,13 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { InvalidSessionIdError, SessionDB, SessionExistsError, SessionNotFoundError, type SessionNode } from "../src/index.js";
+import {
+  InvalidSessionIdError,
+  SessionDB,
+  SessionExistsError,
+  SessionNotFoundError,
+  type SessionNode,
+} from "../src/index.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 import { childScript, git, runTsChild } from "./helpers.js";
 
@@ -15,14 +21,38 @@ afterEach(() => store.cleanup());
 
 describe("sessions", () => {
   it("creates a session in the Python layout with a lazily initialised repository", async () => {
-    const record = await store.db.createSession({ id: "s1", agentId: "main", source: "test", title: "First", extra: { project: "x" } });
-    expect(record).toMatchObject({ id: "s1", status: "idle", pinned: false, archived: false, unread: false, title: "First", source: "test" });
+    const record = await store.db.createSession({
+      id: "s1",
+      agentId: "main",
+      source: "test",
+      title: "First",
+      extra: { project: "x" },
+    });
+    expect(record).toMatchObject({
+      id: "s1",
+      status: "idle",
+      pinned: false,
+      archived: false,
+      unread: false,
+      title: "First",
+      source: "test",
+    });
     const dir = join(store.root, "s1");
     expect(readdirSync(dir).sort()).toEqual([".state", "context", "history", "meta.json", "workdir"]);
     expect(existsSync(join(dir, "workdir", ".gitkeep"))).toBe(true);
     expect(existsSync(join(dir, ".git"))).toBe(false);
     const meta = JSON.parse(readFileSync(join(dir, "meta.json"), "utf8")) as Record<string, unknown>;
-    expect(Object.keys(meta)).toEqual(["id", "agent_id", "title", "source", "created_at", "updated_at", "project_id", "head_id", "project"]);
+    expect(Object.keys(meta)).toEqual([
+      "id",
+      "agent_id",
+      "title",
+      "source",
+      "created_at",
+      "updated_at",
+      "project_id",
+      "head_id",
+      "project",
+    ]);
 
     await store.db.appendNode("s1", { role: "user", output: "hi" }, { atHead: true, rootMarker: null });
     const sha = await store.db.commitTurn("s1", "turn 1");
@@ -57,14 +87,18 @@ describe("sessions", () => {
     await store.db.updateSession("a", { title: "A2", pinned: true });
     await store.db.updateSession("b", { archived: true });
     expect((await store.db.getSession("a"))?.title).toBe("A2");
-    expect((JSON.parse(readFileSync(join(store.root, "a", "meta.json"), "utf8")) as { title: string }).title).toBe("A2");
+    expect((JSON.parse(readFileSync(join(store.root, "a", "meta.json"), "utf8")) as { title: string }).title).toBe(
+      "A2",
+    );
     expect((await store.db.listSessions()).map((s) => s.id).sort()).toEqual(["a", "c"]);
     expect((await store.db.listSessions({ includeArchived: true })).map((s) => s.id).sort()).toEqual(["a", "b", "c"]);
     // sorted by updated_at, newest first; limit/offset page through it
     await store.db.updateSession("c", { updated_at: 9_999_999_999 });
     const all = await store.db.listSessions({ includeArchived: true });
     expect(all[0]?.id).toBe("c");
-    expect((await store.db.listSessions({ includeArchived: true, offset: 1, limit: 1 })).map((s) => s.id)).toEqual([all[1]?.id]);
+    expect((await store.db.listSessions({ includeArchived: true, offset: 1, limit: 1 })).map((s) => s.id)).toEqual([
+      all[1]?.id,
+    ]);
     expect(await store.db.deleteSession("a")).toBe(true);
     expect(await store.db.getSession("a")).toBeNull();
     expect(existsSync(join(store.root, "a"))).toBe(false);
@@ -83,9 +117,20 @@ describe("nodes", () => {
     await store.db.createSession({ id: "rt" });
     const before = Date.now() / 1000;
     const drafts = [
-      { role: "user" as const, output: "héllo ✓ \u{1F600} \n\t \"quoted\"" },
-      { role: "code" as const, name: "f", input: { nested: { list: [1, 2.5, null, true], text: "x" } }, metadata: { status: "running", doc: "Line one\nLine two" } },
-      { role: "llm" as const, name: "model", output: "answer", reads: ["a", "b"], metadata: { prompt_sha256: "0".repeat(64) } },
+      { role: "user" as const, output: 'héllo ✓ \u{1F600} \n\t "quoted"' },
+      {
+        role: "code" as const,
+        name: "f",
+        input: { nested: { list: [1, 2.5, null, true], text: "x" } },
+        metadata: { status: "running", doc: "Line one\nLine two" },
+      },
+      {
+        role: "llm" as const,
+        name: "model",
+        output: "answer",
+        reads: ["a", "b"],
+        metadata: { prompt_sha256: "0".repeat(64) },
+      },
     ];
     const written: SessionNode[] = [];
     for (const draft of drafts) written.push(await store.db.appendNode("rt", draft));
@@ -99,12 +144,18 @@ describe("nodes", () => {
     }
     // Non-ASCII is escaped as Python's json.dumps does.
     const file = readdirSync(join(store.root, "rt", "history")).find((name) => name.startsWith("0000-u-")) as string;
-    expect(readFileSync(join(store.root, "rt", "history", file), "utf8")).toContain("h\\u00e9llo \\u2713 \\ud83d\\ude00");
+    expect(readFileSync(join(store.root, "rt", "history", file), "utf8")).toContain(
+      "h\\u00e9llo \\u2713 \\ud83d\\ude00",
+    );
   });
 
   it("updates a node in place: output replaced, metadata merged", async () => {
     await store.db.createSession({ id: "up" });
-    const node = await store.db.appendNode("up", { role: "code", name: "f", metadata: { status: "running", doc: "d" } });
+    const node = await store.db.appendNode("up", {
+      role: "code",
+      name: "f",
+      metadata: { status: "running", doc: "d" },
+    });
     const updated = await store.db.updateNode("up", node.id, { output: { ok: 1 }, metadata: { status: "completed" } });
     expect(updated.metadata).toEqual({ status: "completed", doc: "d" });
     const files = readdirSync(join(store.root, "up", "history"));
@@ -159,7 +210,12 @@ describe("nodes", () => {
     reader.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
     const big = "x".repeat(256 * 1024);
     for (let index = 0; index < 20; index++) {
-      const node = await store.db.appendNode("atomic", { role: "code", name: "big", input: { big }, metadata: { status: "running" } });
+      const node = await store.db.appendNode("atomic", {
+        role: "code",
+        name: "big",
+        input: { big },
+        metadata: { status: "running" },
+      });
       await store.db.updateNode("atomic", node.id, { output: big, metadata: { status: "completed" } });
     }
     writeFileSync(join(store.root, "atomic", "done"), "");
@@ -264,8 +320,12 @@ describe("bad input", () => {
 describe("concurrency", () => {
   it("gives 50 concurrent appends from one process 50 consecutive seqs", async () => {
     await store.db.createSession({ id: "c50" });
-    const nodes = await Promise.all(Array.from({ length: 50 }, (_, index) => store.db.appendNode("c50", { role: "code", name: `n${index}` })));
-    expect(nodes.map((node) => node.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 50 }, (_, index) => index));
+    const nodes = await Promise.all(
+      Array.from({ length: 50 }, (_, index) => store.db.appendNode("c50", { role: "code", name: `n${index}` })),
+    );
+    expect(nodes.map((node) => node.seq).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 50 }, (_, index) => index),
+    );
     expect(readdirSync(join(store.root, "c50", "history")).length).toBe(50);
   });
 
@@ -276,7 +336,8 @@ describe("concurrency", () => {
       runTsChild(script, [store.root, "twoproc", "150", "a"]),
       runTsChild(script, [store.root, "twoproc", "150", "b"]),
       (async () => {
-        for (let index = 0; index < 50; index++) await store.db.appendNode("twoproc", { role: "code", name: `parent_${index}` });
+        for (let index = 0; index < 50; index++)
+          await store.db.appendNode("twoproc", { role: "code", name: `parent_${index}` });
       })(),
     ]);
     expect(a?.stderr).toBe("");

@@ -5,7 +5,19 @@ import { SessionDB } from "../src/index.js";
 import { dumpsPython } from "../src/json/python-json.js";
 import { extractPythonFixtures, git } from "./helpers.js";
 
-const NODE_FIELDS = ["id", "created_at", "seq", "role", "name", "input", "output", "caller", "predecessor", "reads", "metadata"];
+const NODE_FIELDS = [
+  "id",
+  "created_at",
+  "seq",
+  "role",
+  "name",
+  "input",
+  "output",
+  "caller",
+  "predecessor",
+  "reads",
+  "metadata",
+];
 const META_FIELDS = ["id", "agent_id", "title", "source", "created_at", "updated_at", "project_id", "head_id"];
 
 describe("the store reads and writes the Python OpenProgram layout", () => {
@@ -35,7 +47,10 @@ describe("the store reads and writes the Python OpenProgram layout", () => {
       const files = readdirSync(join(root, sessionId, "history")).sort();
       expect(nodes.map((node) => node.seq)).toEqual(files.map((_, index) => index));
       for (const [index, file] of files.entries()) {
-        const onDisk = JSON.parse(readFileSync(join(root, sessionId, "history", file), "utf8")) as Record<string, unknown>;
+        const onDisk = JSON.parse(readFileSync(join(root, sessionId, "history", file), "utf8")) as Record<
+          string,
+          unknown
+        >;
         expect(nodes[index]).toEqual(onDisk);
       }
     }
@@ -57,14 +72,19 @@ describe("the store reads and writes the Python OpenProgram layout", () => {
     const nodes = await db.loadNodes("research_shared");
     const byId = new Map(nodes.map((node) => [node.id, node]));
     const callerName = (name: string): string[] =>
-      nodes.filter((node) => node.name === name).map((node) => (node.caller === "" ? "" : (byId.get(node.caller)?.name ?? "?")));
+      nodes
+        .filter((node) => node.name === name)
+        .map((node) => (node.caller === "" ? "" : (byId.get(node.caller)?.name ?? "?")));
     expect(callerName("research_agent")).toEqual([""]);
     expect(callerName("design_experiments")).toEqual(["research_agent"]);
     expect(callerName("write_section")).toEqual(["research_agent"]);
     for (const llm of nodes.filter((node) => node.role === "llm")) {
       expect(byId.get(llm.caller)?.role).toBe("code");
     }
-    expect(nodes.find((node) => node.role === "llm" && node.caller === nodes.find((n) => n.name === "write_section")?.id)?.output).toBe("We propose ...");
+    expect(
+      nodes.find((node) => node.role === "llm" && node.caller === nodes.find((n) => n.name === "write_section")?.id)
+        ?.output,
+    ).toBe("We propose ...");
   });
 
   it("appends and commits on each fixture session in the layout the Python store reads", async () => {
@@ -72,7 +92,11 @@ describe("the store reads and writes the Python OpenProgram layout", () => {
     for (const sessionId of ["chat_shared", "research_shared"]) {
       const before = (await db.loadNodes(sessionId)).length;
       const headBefore = (await db.readMeta(sessionId)).head_id;
-      const node = await db.appendNode(sessionId, { role: "user", output: "Continue, please" }, { atHead: true, rootMarker: null });
+      const node = await db.appendNode(
+        sessionId,
+        { role: "user", output: "Continue, please" },
+        { atHead: true, rootMarker: null },
+      );
       expect(node.seq).toBe(before);
       expect(node.predecessor).toBe(headBefore);
       expect(node.id).toMatch(/^[0-9a-f]{12}$/);
@@ -90,7 +114,9 @@ describe("the store reads and writes the Python OpenProgram layout", () => {
       expect(Object.keys(meta)).toEqual(META_FIELDS);
       expect(meta.head_id).toBe(node.id);
       expect(metaText).toBe(dumpsPython(meta));
-      expect(git(join(root, sessionId), "log", "-1", "--format=%s|%an <%ae>")).toBe("turn from TypeScript|OpenProgram <openprogram@local>");
+      expect(git(join(root, sessionId), "log", "-1", "--format=%s|%an <%ae>")).toBe(
+        "turn from TypeScript|OpenProgram <openprogram@local>",
+      );
       // Nothing is left uncommitted, and our bookkeeping never enters the repository.
       expect(git(join(root, sessionId), "status", "--porcelain")).toBe("");
       expect(git(join(root, sessionId), "ls-files")).not.toMatch(/\.state|tmp/);

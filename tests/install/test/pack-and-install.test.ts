@@ -14,16 +14,27 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * Runs a command to completion with stdin closed (npm 11 waits on an open
  * stdin); rejects with its output when it exits non-zero.
  */
-function run(command: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeout?: number }): Promise<{ stdout: string; stderr: string }> {
+function run(
+  command: string,
+  args: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv; timeout?: number },
+): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["ignore", "pipe", "pipe"], timeout: options.timeout ?? 120_000 });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: options.timeout ?? 120_000,
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     child.on("error", reject);
     child.on("close", (code, signal) =>
-      code === 0 ? resolve({ stdout, stderr }) : reject(new Error(`${command} ${args.join(" ")} exited ${code ?? signal}:\n${stderr}\n${stdout}`)),
+      code === 0
+        ? resolve({ stdout, stderr })
+        : reject(new Error(`${command} ${args.join(" ")} exited ${code ?? signal}:\n${stderr}\n${stdout}`)),
     );
   });
 }
@@ -41,7 +52,11 @@ const bin = join(prefix, "node_modules", ".bin", "openprogram");
  * provider, a fresh home.
  */
 const env: NodeJS.ProcessEnv = {
-  ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(OPENPROGRAM_|OPENAI_|ANTHROPIC_|TRACEPARENT$|npm_|PNPM|VITEST)/i.test(name))),
+  ...Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([name]) => !/^(OPENPROGRAM_|OPENAI_|ANTHROPIC_|TRACEPARENT$|npm_|PNPM|VITEST)/i.test(name),
+    ),
+  ),
   HOME: home,
   OPENPROGRAM_HOME: home,
   npm_config_cache: process.env.npm_config_cache ?? join(process.env.HOME ?? home, ".npm"),
@@ -58,20 +73,34 @@ function tarballOf(name: string): string {
 
 beforeAll(async () => {
   for (const dir of [tarballs, prefix, outside, home]) mkdirSync(dir, { recursive: true });
-  for (const name of PACKAGES) await run("pnpm", ["pack", "--pack-destination", tarballs], { cwd: join(repo, "packages", name), env: process.env });
-  await run("npm", ["install", "--prefix", prefix, "--no-package-lock", "--loglevel=error", ...PACKAGES.map(tarballOf)], { cwd: outside, env, timeout: 300_000 });
+  for (const name of PACKAGES)
+    await run("pnpm", ["pack", "--pack-destination", tarballs], {
+      cwd: join(repo, "packages", name),
+      env: process.env,
+    });
+  await run(
+    "npm",
+    ["install", "--prefix", prefix, "--no-package-lock", "--loglevel=error", ...PACKAGES.map(tarballOf)],
+    { cwd: outside, env, timeout: 300_000 },
+  );
 }, 360_000);
 
 describe("packed tarballs", () => {
   it.each(PACKAGES)("%s has a clean manifest, types, a README and a license", async (name) => {
     const { stdout } = await run("tar", ["-xzOf", tarballOf(name), "package/package.json"], { cwd: work });
     expect(stdout).not.toMatch(/workspace:|catalog:/);
-    const manifest = JSON.parse(stdout) as { engines?: { node?: string }; license?: string; exports?: Record<string, unknown>; files?: string[] };
+    const manifest = JSON.parse(stdout) as {
+      engines?: { node?: string };
+      license?: string;
+      exports?: Record<string, unknown>;
+      files?: string[];
+    };
     expect(manifest.engines?.node).toBe(">=20");
     expect(manifest.license).toBe("MIT");
     expect(manifest.exports?.["."]).toEqual({ types: "./dist/index.d.ts", import: "./dist/index.js" });
     const { stdout: listing } = await run("tar", ["-tzf", tarballOf(name)], { cwd: work });
-    for (const file of ["package/README.md", "package/LICENSE", "package/dist/index.js", "package/dist/index.d.ts"]) expect(listing.split("\n")).toContain(file);
+    for (const file of ["package/README.md", "package/LICENSE", "package/dist/index.js", "package/dist/index.d.ts"])
+      expect(listing.split("\n")).toContain(file);
     expect(listing).not.toMatch(/package\/(src|test|bench)\//);
   });
 });
@@ -79,17 +108,28 @@ describe("packed tarballs", () => {
 describe("the installed openprogram, outside the repository", () => {
   it("prints its version and its help", async () => {
     const version = await run(bin, ["--version"], { cwd: outside, env });
-    expect(version.stdout.trim()).toBe((JSON.parse(readFileSync(join(repo, "packages/cli/package.json"), "utf8")) as { version: string }).version);
+    expect(version.stdout.trim()).toBe(
+      (JSON.parse(readFileSync(join(repo, "packages/cli/package.json"), "utf8")) as { version: string }).version,
+    );
     const help = await run(bin, ["--help"], { cwd: outside, env });
     for (const command of ["run", "chat", "research", "sessions", "serve"]) expect(help.stdout).toContain(command);
-    expect(readFileSync(join(prefix, "node_modules/@openprogram/cli/dist/bin.js"), "utf8").startsWith("#!/usr/bin/env node")).toBe(true);
+    expect(
+      readFileSync(join(prefix, "node_modules/@openprogram/cli/dist/bin.js"), "utf8").startsWith("#!/usr/bin/env node"),
+    ).toBe(true);
   });
 
   it("runs a .mjs program that imports its own install of the core, in the context the CLI installed", async () => {
     const programDir = join(work, "user-program");
     mkdirSync(programDir);
-    writeFileSync(join(programDir, "package.json"), JSON.stringify({ name: "user-program", private: true, type: "module" }));
-    await run("npm", ["install", "--no-package-lock", "--loglevel=error", tarballOf("session-context")], { cwd: programDir, env, timeout: 300_000 });
+    writeFileSync(
+      join(programDir, "package.json"),
+      JSON.stringify({ name: "user-program", private: true, type: "module" }),
+    );
+    await run("npm", ["install", "--no-package-lock", "--loglevel=error", tarballOf("session-context")], {
+      cwd: programDir,
+      env,
+      timeout: 300_000,
+    });
     writeFileSync(
       join(programDir, "hello.mjs"),
       `import { agenticFunction, currentSession } from "@openprogram/session-context";
@@ -109,14 +149,21 @@ export const hello = agenticFunction({ name: "hello", doc: "Greet the person war
     const output = JSON.parse(result.stdout) as { session_id: string; result: { greeting: string; session: string } };
     // Two copies of the core in one process (the CLI's and the program's), one context.
     expect(output.result).toEqual({ greeting: "Hello, Ada!", session: output.session_id });
-    expect((JSON.parse(readFileSync(log, "utf8").trim()) as { messages: unknown[] }).messages[0]).toEqual({ role: "system", content: "Greet the person warmly, in one line." });
+    expect((JSON.parse(readFileSync(log, "utf8").trim()) as { messages: unknown[] }).messages[0]).toEqual({
+      role: "system",
+      content: "Greet the person warmly, in one line.",
+    });
     const tree = await run(bin, ["sessions", "tree", output.session_id], { cwd: outside, env });
     expect(tree.stdout).toMatch(/hello[\s\S]*scripted/);
   });
 
   it("serves: /healthz answers on its port, and SIGTERM exits 0", async () => {
     const port = await findFreePort();
-    const server = spawn(bin, ["serve", "--port", String(port)], { cwd: outside, env: { ...env, OPENPROGRAM_PROVIDER: "none" }, stdio: ["ignore", "pipe", "pipe"] });
+    const server = spawn(bin, ["serve", "--port", String(port)], {
+      cwd: outside,
+      env: { ...env, OPENPROGRAM_PROVIDER: "none" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     server.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
     server.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -137,4 +184,3 @@ export const hello = agenticFunction({ name: "hello", doc: "Greet the person war
     expect(await exited, output).toBe(0);
   });
 });
-

@@ -6,7 +6,10 @@ import { agenticFunction, contextCarrierEnv } from "@openprogram/session-context
 
 export const childStep = agenticFunction(
   { name: "child_step", doc: "Describe the step in one line." },
-  async ({ step }, { runtime }) => ({ text: await runtime.exec(`Step: ${step}`), traceparent: process.env.TRACEPARENT ?? null }),
+  async ({ step }, { runtime }) => ({
+    text: await runtime.exec(`Step: ${step}`),
+    traceparent: process.env.TRACEPARENT ?? null,
+  }),
 );
 
 export const delegate = agenticFunction(
@@ -17,7 +20,8 @@ export const delegate = agenticFunction(
         process.execPath,
         [cli, "run", `${new URL(import.meta.url).pathname}#childStep`, "--input", JSON.stringify({ step }), "--json"],
         { env: { ...process.env, ...contextCarrierEnv() } },
-        (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve({ child: JSON.parse(stdout), stderr })),
+        (error, stdout, stderr) =>
+          error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve({ child: JSON.parse(stdout), stderr }),
       );
     }),
 );

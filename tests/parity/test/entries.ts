@@ -19,7 +19,11 @@ import {
   type Runtime,
   type SessionNode,
 } from "@openprogram/session-context";
-import { startFakeOpenAIServer, type FakeOpenAIServer, type FakeReplyHandler } from "@openprogram/session-context/testing";
+import {
+  startFakeOpenAIServer,
+  type FakeOpenAIServer,
+  type FakeReplyHandler,
+} from "@openprogram/session-context/testing";
 import WebSocket from "ws";
 
 /** The entries the suite compares; "in-process" is the reference. */
@@ -70,7 +74,12 @@ export async function createWorkspace(handler: FakeReplyHandler): Promise<Worksp
   const home = mkdtempSync(join(tmpdir(), "openprogram-parity-"));
   const root = join(home, "sessions");
   const server = await startFakeOpenAIServer(handler);
-  const runtime = createRuntime({ provider: "openai", baseUrl: server.baseUrl, model: MODEL, maxRetries: 0 }) as Runtime;
+  const runtime = createRuntime({
+    provider: "openai",
+    baseUrl: server.baseUrl,
+    model: MODEL,
+    maxRetries: 0,
+  }) as Runtime;
   return {
     home,
     root,
@@ -102,7 +111,12 @@ async function loadExport(exportName: string): Promise<AgenticFunction<Record<st
 }
 
 /** Runs one step through `entry` in `workspace`. */
-export async function runStep(entry: EntryName, workspace: Workspace, step: Step, sessionId: string | undefined): Promise<StepOutcome> {
+export async function runStep(
+  entry: EntryName,
+  workspace: Workspace,
+  step: Step,
+  sessionId: string | undefined,
+): Promise<StepOutcome> {
   switch (entry) {
     case "in-process":
       return runInProcess(workspace, step, sessionId);
@@ -118,7 +132,13 @@ export async function runStep(entry: EntryName, workspace: Workspace, step: Step
 async function runInProcess(workspace: Workspace, step: Step, sessionId: string | undefined): Promise<StepOutcome> {
   const fn = await loadExport(step.exportName);
   return sessionContext(
-    { db: workspace.db, runtime: workspace.runtime, asker: createScriptedAsker(step.answers), source: "test", ...(sessionId ? { sessionId } : {}) },
+    {
+      db: workspace.db,
+      runtime: workspace.runtime,
+      asker: createScriptedAsker(step.answers),
+      source: "test",
+      ...(sessionId ? { sessionId } : {}),
+    },
     async (session) => ({ sessionId: session.sessionId, created: session.created, result: await fn(step.input) }),
   );
 }
@@ -126,11 +146,22 @@ async function runInProcess(workspace: Workspace, step: Step, sessionId: string 
 async function runThroughChild(workspace: Workspace, step: Step, sessionId: string | undefined): Promise<StepOutcome> {
   // The parent has no runtime of its own: the child builds one from the environment, like any entry.
   return sessionContext(
-    { db: workspace.db, runtime: null, asker: createScriptedAsker(step.answers), source: "test", ...(sessionId ? { sessionId } : {}) },
+    {
+      db: workspace.db,
+      runtime: null,
+      asker: createScriptedAsker(step.answers),
+      source: "test",
+      ...(sessionId ? { sessionId } : {}),
+    },
     async (session) => ({
       sessionId: session.sessionId,
       created: session.created,
-      result: await runInChild({ module: REFERENCE_PROGRAM, export: step.exportName, input: step.input, env: workspace.env }).result,
+      result: await runInChild({
+        module: REFERENCE_PROGRAM,
+        export: step.exportName,
+        input: step.input,
+        env: workspace.env,
+      }).result,
     }),
   );
 }
@@ -138,23 +169,39 @@ async function runThroughChild(workspace: Workspace, step: Step, sessionId: stri
 async function runThroughCli(workspace: Workspace, step: Step, sessionId: string | undefined): Promise<StepOutcome> {
   const answers = join(workspace.home, `answers-${Date.now()}-${Math.random().toString(16).slice(2)}.json`);
   writeFileSync(answers, JSON.stringify(step.answers));
-  const args = ["run", `${REFERENCE_PROGRAM}#${step.exportName}`, "--input", JSON.stringify(step.input), "--answers", answers, "--json"];
+  const args = [
+    "run",
+    `${REFERENCE_PROGRAM}#${step.exportName}`,
+    "--input",
+    JSON.stringify(step.input),
+    "--answers",
+    answers,
+    "--json",
+  ];
   if (sessionId) args.push("--session", sessionId);
-  const parsed = await runCliJson<{ session_id: string; created: boolean; result: unknown }>(args, { env: workspace.env });
+  const parsed = await runCliJson<{ session_id: string; created: boolean; result: unknown }>(args, {
+    env: workspace.env,
+  });
   return { sessionId: parsed.session_id, created: parsed.created, result: parsed.result };
 }
 
 /** Runs the built `openprogram` binary with `--json` output and parses it; a non-zero exit is an error with its output. */
 export async function runCliJson<T>(args: string[], options: { env: NodeJS.ProcessEnv; cwd?: string }): Promise<T> {
-  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_BIN, ...args], { env: options.env, cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (exitCode) => resolve({ code: exitCode, stdout: out, stderr: err }));
-  });
+  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+    (resolve, reject) => {
+      const child = spawn(process.execPath, [CLI_BIN, ...args], {
+        env: options.env,
+        cwd: options.cwd,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+      child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+      child.on("error", reject);
+      child.on("close", (exitCode) => resolve({ code: exitCode, stdout: out, stderr: err }));
+    },
+  );
   if (code !== 0) throw new Error(`openprogram ${args[0] ?? ""} exited ${code}:\n${stderr}\n${stdout}`);
   return JSON.parse(stdout) as T;
 }
@@ -176,7 +223,11 @@ export interface SocketTurn {
  * answers each question with the next of `answers` (declining when none is
  * left), and resolves on turn_done; turn_failed or an error frame rejects.
  */
-export async function turnOverWebSocket(dispatcher: Dispatcher, frame: Record<string, unknown>, answers: readonly string[]): Promise<SocketTurn> {
+export async function turnOverWebSocket(
+  dispatcher: Dispatcher,
+  frame: Record<string, unknown>,
+  answers: readonly string[],
+): Promise<SocketTurn> {
   const socket = new WebSocket(`${dispatcher.url.replace(/^http/, "ws")}/ws`, { headers: { origin: dispatcher.url } });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -188,12 +239,20 @@ export async function turnOverWebSocket(dispatcher: Dispatcher, frame: Record<st
       let announced: { sessionId: string; created: boolean } | null = null;
       socket.on("message", (data: Buffer) => {
         const received = JSON.parse(data.toString()) as Frame;
-        if (received.type === "session") announced = { sessionId: received.session_id as string, created: received.created as boolean };
+        if (received.type === "session")
+          announced = { sessionId: received.session_id as string, created: received.created as boolean };
         else if (received.type === "question") {
           const value = remaining.shift();
-          socket.send(JSON.stringify(value === undefined ? { type: "decline", question_id: received.question_id } : { type: "answer", question_id: received.question_id, value }));
+          socket.send(
+            JSON.stringify(
+              value === undefined
+                ? { type: "decline", question_id: received.question_id }
+                : { type: "answer", question_id: received.question_id, value },
+            ),
+          );
         } else if (received.type === "turn_done" && announced) resolve({ ...announced, result: received.result });
-        else if (received.type === "turn_failed" || received.type === "error") reject(new Error(`dispatcher: ${JSON.stringify(received)}`));
+        else if (received.type === "turn_failed" || received.type === "error")
+          reject(new Error(`dispatcher: ${JSON.stringify(received)}`));
       });
       socket.send(JSON.stringify(frame));
     });
@@ -202,11 +261,24 @@ export async function turnOverWebSocket(dispatcher: Dispatcher, frame: Record<st
   }
 }
 
-async function runThroughDispatcher(workspace: Workspace, step: Step, sessionId: string | undefined): Promise<StepOutcome> {
+async function runThroughDispatcher(
+  workspace: Workspace,
+  step: Step,
+  sessionId: string | undefined,
+): Promise<StepOutcome> {
   const fn = await loadExport(step.exportName);
-  const dispatcher = await createDispatcher({ db: workspace.db, runtime: workspace.runtime, port: 0, programs: { [fn.agentic.name]: fn } });
+  const dispatcher = await createDispatcher({
+    db: workspace.db,
+    runtime: workspace.runtime,
+    port: 0,
+    programs: { [fn.agentic.name]: fn },
+  });
   try {
-    return await turnOverWebSocket(dispatcher, { type: "run", program: fn.agentic.name, input: step.input, ...(sessionId ? { session_id: sessionId } : {}) }, step.answers);
+    return await turnOverWebSocket(
+      dispatcher,
+      { type: "run", program: fn.agentic.name, input: step.input, ...(sessionId ? { session_id: sessionId } : {}) },
+      step.answers,
+    );
   } finally {
     await dispatcher.close();
   }
@@ -219,7 +291,8 @@ export async function runScenario(entry: EntryName, steps: Step[], handler: Fake
     const outcomes: StepOutcome[] = [];
     for (const step of steps) outcomes.push(await runStep(entry, workspace, step, outcomes[0]?.sessionId));
     const nodes = new Map<string, SessionNode[]>();
-    for (const { sessionId } of outcomes) nodes.set(sessionId, await new SessionDB({ root: workspace.root }).loadNodes(sessionId));
+    for (const { sessionId } of outcomes)
+      nodes.set(sessionId, await new SessionDB({ root: workspace.root }).loadNodes(sessionId));
     return { entry, outcomes, bodies: workspace.server.requests.map((request) => request.body), nodes };
   } finally {
     await workspace.cleanup();

@@ -15,9 +15,19 @@ afterEach(async () => workspace?.cleanup());
 describe("a nested openprogram run joins the caller's session", () => {
   it("records the child's calls under the calling node, in the same turn, committed once by the parent", async () => {
     workspace = await createWorkspace(() => "the step, in one line");
-    const { delegate } = (await import(PROGRAM)) as { delegate: (input: object) => Promise<{ child: { session_id: string; created: boolean; turn_id: string; result: { traceparent: string } }; stderr: string }> };
+    const { delegate } = (await import(PROGRAM)) as {
+      delegate: (input: object) => Promise<{
+        child: { session_id: string; created: boolean; turn_id: string; result: { traceparent: string } };
+        stderr: string;
+      }>;
+    };
     // The child CLI reads its provider from the environment, like any entry.
-    Object.assign(process.env, { OPENAI_BASE_URL: workspace.server.baseUrl, OPENPROGRAM_PROVIDER: "openai", OPENPROGRAM_MODEL: "parity-model", OPENPROGRAM_MAX_RETRIES: "0" });
+    Object.assign(process.env, {
+      OPENAI_BASE_URL: workspace.server.baseUrl,
+      OPENPROGRAM_PROVIDER: "openai",
+      OPENPROGRAM_MODEL: "parity-model",
+      OPENPROGRAM_MAX_RETRIES: "0",
+    });
     try {
       const outcome = await sessionContext({ db: workspace.db, runtime: workspace.runtime }, async (session) => ({
         session,
@@ -31,16 +41,31 @@ describe("a nested openprogram run joins the caller's session", () => {
 
       const nodes = await workspace.db.loadNodes(session.sessionId);
       const byId = new Map(nodes.map((node) => [node.id, node]));
-      expect(nodes.map((node) => `${node.role}:${node.name}<${byId.get(node.caller)?.name ?? ""}`)).toEqual(["code:delegate<", "code:child_step<delegate", "llm:parity-model<child_step"]);
+      expect(nodes.map((node) => `${node.role}:${node.name}<${byId.get(node.caller)?.name ?? ""}`)).toEqual([
+        "code:delegate<",
+        "code:child_step<delegate",
+        "llm:parity-model<child_step",
+      ]);
       expect(nodes.every((node) => node.metadata.status === "completed")).toBe(true);
       // W3C trace context: the child's TRACEPARENT names this turn's trace and the calling node as its parent span.
-      expect(out.child.result.traceparent).toBe(traceparentFor(session.sessionId, session.turnId, nodes[0]?.id as string));
+      expect(out.child.result.traceparent).toBe(
+        traceparentFor(session.sessionId, session.turnId, nodes[0]?.id as string),
+      );
       // The child sent the doc of its own function, from its own process.
-      expect(JSON.parse(workspace.server.requests[0]?.body as string)).toMatchObject({ messages: [{ role: "system", content: "Describe the step in one line." }, { role: "user", content: "Step: book the train" }] });
+      expect(JSON.parse(workspace.server.requests[0]?.body as string)).toMatchObject({
+        messages: [
+          { role: "system", content: "Describe the step in one line." },
+          { role: "user", content: "Step: book the train" },
+        ],
+      });
       // One turn, one commit, made by the parent.
-      expect((await workspace.db.gitLog(session.sessionId)).map((entry) => entry.message)).toEqual([`turn ${session.turnId} (code)`, "session init"]);
+      expect((await workspace.db.gitLog(session.sessionId)).map((entry) => entry.message)).toEqual([
+        `turn ${session.turnId} (code)`,
+        "session init",
+      ]);
     } finally {
-      for (const name of ["OPENAI_BASE_URL", "OPENPROGRAM_PROVIDER", "OPENPROGRAM_MODEL", "OPENPROGRAM_MAX_RETRIES"]) delete process.env[name];
+      for (const name of ["OPENAI_BASE_URL", "OPENPROGRAM_PROVIDER", "OPENPROGRAM_MODEL", "OPENPROGRAM_MAX_RETRIES"])
+        delete process.env[name];
     }
   });
 });

@@ -39,38 +39,58 @@ describe("the reference run (in-process) records what the program does", () => {
       "code:refine_plan<:completed",
       "llm:parity-model<6:completed",
     ]);
-    expect(dag[1]).toMatchObject({ input: "Which style of trip to Lisbon?", output: "comfort", choices: ["budget", "comfort", "luxury"] });
+    expect(dag[1]).toMatchObject({
+      input: "Which style of trip to Lisbon?",
+      output: "comfort",
+      choices: ["budget", "comfort", "luxury"],
+    });
     expect(dag[2]?.error).toMatchObject({ name: "Error", message: "no visa data for Lisbon" });
     expect(dag[6]?.predecessor).toBe(0);
     expect(reference.outcomes.map((outcome) => outcome.created)).toEqual([true, false]);
     expect(reference.outcomes[1]?.sessionId).toBe(reference.outcomes[0]?.sessionId);
     // The continuation sees the first turn.
-    const continuation = JSON.parse(reference.bodies[2] as string) as { messages: Array<{ role: string; content: string }> };
+    const continuation = JSON.parse(reference.bodies[2] as string) as {
+      messages: Array<{ role: string; content: string }>;
+    };
     expect(continuation.messages[0]?.content).toMatch(/^Refine the earlier plan/);
     expect(continuation.messages[1]?.content).toBe('Call plan_trip with input {"days":3,"destination":"Lisbon"}');
     expect(continuation.messages[2]?.content).toMatch(/^plan_trip returned: reply #2/);
   });
 });
 
-describe.each(ENTRIES.filter((entry) => entry !== "in-process"))("the %s entry behaves exactly as in-process", (entry) => {
-  let run: EntryRun;
-  beforeAll(async () => {
-    run = await runScenario(entry, STEPS, reply);
-  });
+describe.each(ENTRIES.filter((entry) => entry !== "in-process"))(
+  "the %s entry behaves exactly as in-process",
+  (entry) => {
+    let run: EntryRun;
+    beforeAll(async () => {
+      run = await runScenario(entry, STEPS, reply);
+    });
 
-  it("returns the same results, creating the session once and continuing it with the returned id", () => {
-    expect(run.outcomes.map((outcome) => outcome.result), `results from the ${entry} entry`).toEqual(reference.outcomes.map((outcome) => outcome.result));
-    expect(run.outcomes.map((outcome) => outcome.created), `created flags from the ${entry} entry`).toEqual([true, false]);
-    expect(run.outcomes[1]?.sessionId, `continuation session from the ${entry} entry`).toBe(run.outcomes[0]?.sessionId);
-  });
+    it("returns the same results, creating the session once and continuing it with the returned id", () => {
+      expect(
+        run.outcomes.map((outcome) => outcome.result),
+        `results from the ${entry} entry`,
+      ).toEqual(reference.outcomes.map((outcome) => outcome.result));
+      expect(
+        run.outcomes.map((outcome) => outcome.created),
+        `created flags from the ${entry} entry`,
+      ).toEqual([true, false]);
+      expect(run.outcomes[1]?.sessionId, `continuation session from the ${entry} entry`).toBe(
+        run.outcomes[0]?.sessionId,
+      );
+    });
 
-  it("sends the model byte-identical request bodies", () => {
-    // Parsed first, for a readable diff; then the raw bytes.
-    expect(run.bodies.map((body) => JSON.parse(body) as unknown), `request bodies from the ${entry} entry`).toEqual(reference.bodies.map((body) => JSON.parse(body) as unknown));
-    expect(run.bodies, `raw request bytes from the ${entry} entry`).toEqual(reference.bodies);
-  });
+    it("sends the model byte-identical request bodies", () => {
+      // Parsed first, for a readable diff; then the raw bytes.
+      expect(
+        run.bodies.map((body) => JSON.parse(body) as unknown),
+        `request bodies from the ${entry} entry`,
+      ).toEqual(reference.bodies.map((body) => JSON.parse(body) as unknown));
+      expect(run.bodies, `raw request bytes from the ${entry} entry`).toEqual(reference.bodies);
+    });
 
-  it("records the same DAG: roles, names, docs, caller nesting, statuses, the ask_user node, prompts", () => {
-    expect(shapes(run), `the DAG recorded by the ${entry} entry`).toEqual(shapes(reference));
-  });
-});
+    it("records the same DAG: roles, names, docs, caller nesting, statuses, the ask_user node, prompts", () => {
+      expect(shapes(run), `the DAG recorded by the ${entry} entry`).toEqual(shapes(reference));
+    });
+  },
+);

@@ -48,7 +48,12 @@ interface ResearchRun {
  * working directory (the workspace's home), so a continued session continues
  * its files the same way everywhere.
  */
-async function step(entry: ResearchEntry, workspace: Workspace, index: number, sessionId: string | undefined): Promise<StepResult> {
+async function step(
+  entry: ResearchEntry,
+  workspace: Workspace,
+  index: number,
+  sessionId: string | undefined,
+): Promise<StepResult> {
   const current = STEPS[index] as ResearchStep;
   const workDirOf = (id: string): string => join(workspace.home, "research", id);
   if (entry === "code") {
@@ -62,7 +67,12 @@ async function step(entry: ResearchEntry, workspace: Workspace, index: number, s
         asker: createScriptedAsker(current.answers),
         ...(sessionId ? { sessionId } : {}),
       });
-      return { sessionId: result.sessionId, created: result.created, status: (result as { status?: string }).status ?? "completed", workDir: result.workDir };
+      return {
+        sessionId: result.sessionId,
+        created: result.created,
+        status: (result as { status?: string }).status ?? "completed",
+        workDir: result.workDir,
+      };
     } finally {
       process.chdir(previous);
     }
@@ -75,21 +85,39 @@ async function step(entry: ResearchEntry, workspace: Workspace, index: number, s
       args.push("--interactive", "--answers", answers);
     }
     if (sessionId) args.push("--session", sessionId);
-    const parsed = await runCliJson<{ session_id: string; created: boolean; status: string; work_dir: string }>(args, { env: workspace.env, cwd: workspace.home });
+    const parsed = await runCliJson<{ session_id: string; created: boolean; status: string; work_dir: string }>(args, {
+      env: workspace.env,
+      cwd: workspace.home,
+    });
     expect(parsed.work_dir).toBe(workDirOf(parsed.session_id));
     return { sessionId: parsed.session_id, created: parsed.created, status: parsed.status, workDir: parsed.work_dir };
   }
   // What `openprogram serve` registers: the client names the task, the server places the files.
   const webRoot = join(workspace.home, "research");
-  const dispatcher = await createDispatcher({ db: workspace.db, runtime: workspace.runtime, port: 0, programs: { research: researchProgram({ workDirRoot: webRoot }) } });
+  const dispatcher = await createDispatcher({
+    db: workspace.db,
+    runtime: workspace.runtime,
+    port: 0,
+    programs: { research: researchProgram({ workDirRoot: webRoot }) },
+  });
   try {
     // The answers are what a person gives in the page's dialog.
     const turn = await turnOverWebSocket(
       dispatcher,
-      { type: "run", program: "research", input: { task: current.task, interactive: current.interactive }, ...(sessionId ? { session_id: sessionId } : {}) },
+      {
+        type: "run",
+        program: "research",
+        input: { task: current.task, interactive: current.interactive },
+        ...(sessionId ? { session_id: sessionId } : {}),
+      },
       current.answers,
     );
-    return { sessionId: turn.sessionId, created: turn.created, status: (turn.result as { status?: string } | null)?.status ?? "completed", workDir: join(webRoot, turn.sessionId) };
+    return {
+      sessionId: turn.sessionId,
+      created: turn.created,
+      status: (turn.result as { status?: string } | null)?.status ?? "completed",
+      workDir: join(webRoot, turn.sessionId),
+    };
   } finally {
     await dispatcher.close();
   }
@@ -110,7 +138,16 @@ function readTree(dir: string): Record<string, string> {
 
 /** The DAG with the work dir (different for every entry by design) masked. */
 function maskedDag(nodes: Parameters<typeof dagShape>[0], workDir: string): NodeShape[] {
-  return dagShape(nodes).map((node) => (node.name === "research_agent" ? { ...node, input: JSON.parse(JSON.stringify(node.input).split(JSON.stringify(workDir).slice(1, -1)).join("<work dir>")) as unknown } : node));
+  return dagShape(nodes).map((node) =>
+    node.name === "research_agent"
+      ? {
+          ...node,
+          input: JSON.parse(
+            JSON.stringify(node.input).split(JSON.stringify(workDir).slice(1, -1)).join("<work dir>"),
+          ) as unknown,
+        }
+      : node,
+  );
 }
 
 async function runEntry(entry: ResearchEntry): Promise<ResearchRun> {
@@ -126,7 +163,17 @@ async function runEntry(entry: ResearchEntry): Promise<ResearchRun> {
     for (const sessionId of sessions) {
       const workDirs = steps.filter((result) => result.sessionId === sessionId).map((result) => result.workDir);
       let dag = maskedDag(await db.loadNodes(sessionId), workDirs[0] as string);
-      for (const other of workDirs.slice(1)) dag = dag.map((node) => (node.name === "research_agent" ? { ...node, input: JSON.parse(JSON.stringify(node.input).split(JSON.stringify(other).slice(1, -1)).join("<work dir>")) as unknown } : node));
+      for (const other of workDirs.slice(1))
+        dag = dag.map((node) =>
+          node.name === "research_agent"
+            ? {
+                ...node,
+                input: JSON.parse(
+                  JSON.stringify(node.input).split(JSON.stringify(other).slice(1, -1)).join("<work dir>"),
+                ) as unknown,
+              }
+            : node,
+        );
       dags.push(dag);
     }
     return {
@@ -161,7 +208,8 @@ describe("research from code (runResearch): the reference", () => {
       const messages = (JSON.parse(body) as { messages: Array<{ role: string; content: string }> }).messages;
       expect(Object.values(MODEL_STAGE_DOCS)).toContain(messages[0]?.content);
       // No stage passes its instructions in content.
-      for (const message of messages.slice(1)) for (const doc of Object.values(MODEL_STAGE_DOCS)) expect(message.content).not.toContain(doc.slice(0, 80));
+      for (const message of messages.slice(1))
+        for (const doc of Object.values(MODEL_STAGE_DOCS)) expect(message.content).not.toContain(doc.slice(0, 80));
     }
     // The interactive run asked, with the ideas as choices, and took the second idea.
     const question = reference.dags[0]?.find((node) => node.name === "ask_user");
@@ -169,7 +217,9 @@ describe("research from code (runResearch): the reference", () => {
     expect((question?.choices as string[]).length).toBe(3);
     expect(question?.output).toMatch(/^2\. Step blame/);
     // The second run's first request shows the model the first run's outputs.
-    const secondRunFirst = reference.bodies.findIndex((body, index) => index > 0 && body.includes("Now turn it into a paper."));
+    const secondRunFirst = reference.bodies.findIndex(
+      (body, index) => index > 0 && body.includes("Now turn it into a paper."),
+    );
     expect(reference.bodies[secondRunFirst]).toContain("research_agent returned:");
     expect(reference.artifacts[0]).toHaveProperty(["paper/paper.md"]);
   });
@@ -182,14 +232,20 @@ describe.each(["cli", "dispatcher"] as const)("research through the %s entry", (
   });
 
   it("continues and separates sessions exactly as in code", () => {
-    expect(run.steps.map((result) => [result.created, result.status]), `sessions from the ${entry} entry`).toEqual(reference.steps.map((result) => [result.created, result.status]));
+    expect(
+      run.steps.map((result) => [result.created, result.status]),
+      `sessions from the ${entry} entry`,
+    ).toEqual(reference.steps.map((result) => [result.created, result.status]));
     expect(run.steps[1]?.sessionId).toBe(run.steps[0]?.sessionId);
     expect(run.steps[2]?.sessionId).not.toBe(run.steps[0]?.sessionId);
   });
 
   it("sends byte-identical request bodies, stage by stage", () => {
     expect(run.stages, `stage order from the ${entry} entry`).toEqual(reference.stages);
-    expect(run.bodies.map((body) => JSON.parse(body) as unknown), `request bodies from the ${entry} entry`).toEqual(reference.bodies.map((body) => JSON.parse(body) as unknown));
+    expect(
+      run.bodies.map((body) => JSON.parse(body) as unknown),
+      `request bodies from the ${entry} entry`,
+    ).toEqual(reference.bodies.map((body) => JSON.parse(body) as unknown));
     expect(run.bodies, `raw request bytes from the ${entry} entry`).toEqual(reference.bodies);
   });
 

@@ -3,7 +3,9 @@
 // each reply), and a final result.
 import { agenticFunction } from "@openprogram/session-context";
 
-const step = agenticFunction({ name: "step", doc: "Do one step of the work." }, async ({ index }, { runtime }) => runtime.exec(`Step ${index}`));
+const step = agenticFunction({ name: "step", doc: "Do one step of the work." }, async ({ index }, { runtime }) =>
+  runtime.exec(`Step ${index}`),
+);
 
 export const work = agenticFunction({ name: "work", doc: "Do the work in steps." }, async ({ steps }) => {
   const results = [];

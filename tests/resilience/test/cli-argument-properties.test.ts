@@ -21,7 +21,12 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 function runCli(args: string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   return new Promise((resolve, reject) => {
     // No provider, no terminal, stdin closed: nothing may wait for a person.
-    const child = spawn(process.execPath, [CLI_BIN, ...args], { cwd, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, OPENPROGRAM_HOME: home }, stdio: ["ignore", "ignore", "pipe"], timeout: 20_000 });
+    const child = spawn(process.execPath, [CLI_BIN, ...args], {
+      cwd,
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, OPENPROGRAM_HOME: home },
+      stdio: ["ignore", "ignore", "pipe"],
+      timeout: 20_000,
+    });
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     child.on("error", reject);
@@ -30,8 +35,54 @@ function runCli(args: string[]): Promise<{ code: number | null; signal: NodeJS.S
 }
 
 const word = fc.oneof(
-  fc.constantFrom("run", "chat", "research", "sessions", "list", "show", "tree", "log", "rm", "export", "doctor", "--json", "--session", "--resume", "--input", "--input-file", "--answers", "--format", "--work-dir", "--yes", "--all", "--limit", "--isolate", "--interactive", "--fix", "-h", "--version", "md", "json"),
-  fc.constantFrom("../../etc/passwd", "/etc/passwd#x", "./missing.mjs#fn", "{", "{}", '{"a":1}', "[1,2]", "-1", "0", "x".repeat(300), "a/b", "..", "\u00e9\u0301", "--", "-"),
+  fc.constantFrom(
+    "run",
+    "chat",
+    "research",
+    "sessions",
+    "list",
+    "show",
+    "tree",
+    "log",
+    "rm",
+    "export",
+    "doctor",
+    "--json",
+    "--session",
+    "--resume",
+    "--input",
+    "--input-file",
+    "--answers",
+    "--format",
+    "--work-dir",
+    "--yes",
+    "--all",
+    "--limit",
+    "--isolate",
+    "--interactive",
+    "--fix",
+    "-h",
+    "--version",
+    "md",
+    "json",
+  ),
+  fc.constantFrom(
+    "../../etc/passwd",
+    "/etc/passwd#x",
+    "./missing.mjs#fn",
+    "{",
+    "{}",
+    '{"a":1}',
+    "[1,2]",
+    "-1",
+    "0",
+    "x".repeat(300),
+    "a/b",
+    "..",
+    "\u00e9\u0301",
+    "--",
+    "-",
+  ),
   fc.string({ unit: "grapheme", maxLength: 12 }).filter((text) => !text.includes("\0")),
 );
 
@@ -44,8 +95,11 @@ describe("random command lines", () => {
           const { code, signal, stderr } = await runCli(args);
           expect(signal, `openprogram ${JSON.stringify(args)} was killed (a hang?)`).toBeNull();
           expect([0, 1, 2], `exit code of openprogram ${JSON.stringify(args)}: ${stderr}`).toContain(code);
-          if (code !== 0 && !args.includes("--json")) expect(stderr.trim(), `openprogram ${JSON.stringify(args)}`).not.toBe("");
-          expect(stderr, `a stack trace from openprogram ${JSON.stringify(args)}`).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);
+          if (code !== 0 && !args.includes("--json"))
+            expect(stderr.trim(), `openprogram ${JSON.stringify(args)}`).not.toBe("");
+          expect(stderr, `a stack trace from openprogram ${JSON.stringify(args)}`).not.toMatch(
+            /\n\s+at .+:\d+:\d+\)?\n/,
+          );
           expect(readdirSync(cwd), `files written beside the store by openprogram ${JSON.stringify(args)}`).toEqual([]);
         },
       ),

@@ -18,12 +18,28 @@ const home = mkdtempSync(join(tmpdir(), "openprogram-kill-"));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 const root = join(home, "sessions");
 const script = join(home, "replies.json");
-writeFileSync(script, JSON.stringify(Array.from({ length: 10_000 }, (_, index) => ({ reply: `done ${index}`, delayMs: 3 }))));
-const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, OPENPROGRAM_HOME: home, OPENPROGRAM_PROVIDER: "scripted", OPENPROGRAM_SCRIPT: script };
+writeFileSync(
+  script,
+  JSON.stringify(Array.from({ length: 10_000 }, (_, index) => ({ reply: `done ${index}`, delayMs: 3 }))),
+);
+const env = {
+  PATH: process.env.PATH ?? "/usr/bin:/bin",
+  HOME: home,
+  OPENPROGRAM_HOME: home,
+  OPENPROGRAM_PROVIDER: "scripted",
+  OPENPROGRAM_SCRIPT: script,
+};
 
 function startRun(sessionId: string): { exited: Promise<number | null>; kill: () => void } {
-  const child = spawn(process.execPath, [CLI_BIN, "run", PROGRAM, "--input", JSON.stringify({ steps: 12 }), "--session", sessionId], { env, stdio: "ignore" });
-  return { exited: new Promise((resolve) => child.on("exit", (code) => resolve(code))), kill: () => child.kill("SIGKILL") };
+  const child = spawn(
+    process.execPath,
+    [CLI_BIN, "run", PROGRAM, "--input", JSON.stringify({ steps: 12 }), "--session", sessionId],
+    { env, stdio: "ignore" },
+  );
+  return {
+    exited: new Promise((resolve) => child.on("exit", (code) => resolve(code))),
+    kill: () => child.kill("SIGKILL"),
+  };
 }
 
 /** Checks the store as a freshly started process would see it. */
@@ -35,7 +51,9 @@ async function assertConsistent(sessionId: string): Promise<void> {
   const history = join(root, sessionId, "history");
   const seqs = new Set<number>();
   for (const file of readdirSync(history)) {
-    expect(file, "no temp file is left where a node belongs").toMatch(/^\d{4,}-[ulc]-[0-9a-f]{12}\.json$|^\..*\.tmp-[0-9a-f]+$/);
+    expect(file, "no temp file is left where a node belongs").toMatch(
+      /^\d{4,}-[ulc]-[0-9a-f]{12}\.json$|^\..*\.tmp-[0-9a-f]+$/,
+    );
     if (file.startsWith(".")) continue;
     const node = JSON.parse(readFileSync(join(history, file), "utf8")) as { seq: number };
     expect(seqs.has(node.seq), `seq ${node.seq} is not duplicated`).toBe(false);
@@ -43,7 +61,9 @@ async function assertConsistent(sessionId: string): Promise<void> {
   }
   const loaded = await db.readHistory(sessionId);
   expect(loaded.problems).toEqual([]);
-  expect(loaded.nodes.filter((node) => node.metadata.status === "running" || node.metadata.status === "waiting")).toEqual([]);
+  expect(
+    loaded.nodes.filter((node) => node.metadata.status === "running" || node.metadata.status === "waiting"),
+  ).toEqual([]);
 }
 
 describe("kill -9 of a CLI run at random points", () => {
@@ -65,7 +85,9 @@ describe("kill -9 of a CLI run at random points", () => {
       run.kill();
       await run.exited;
       await assertConsistent(sessionId);
-      interrupted = (await new SessionDB({ root }).loadNodes(sessionId)).filter((node) => node.metadata.status === "interrupted").length;
+      interrupted = (await new SessionDB({ root }).loadNodes(sessionId)).filter(
+        (node) => node.metadata.status === "interrupted",
+      ).length;
     }
     // Kills landed mid-turn (nodes were interrupted), and the session continues.
     expect(interrupted).toBeGreaterThan(0);
@@ -76,6 +98,8 @@ describe("kill -9 of a CLI run at random points", () => {
     expect(after.slice(before).every((node) => node.metadata.status === "completed")).toBe(true);
     const report = await doctorSessions({ db: new SessionDB({ root }) });
     expect(report.findings.filter((finding) => finding.severity === "error")).toEqual([]);
-    process.stdout.write(`kills at ${Math.min(...delays)}-${Math.max(...delays)} ms of a ${fullRunMs} ms run; ${interrupted} nodes recorded interrupted\n`);
+    process.stdout.write(
+      `kills at ${Math.min(...delays)}-${Math.max(...delays)} ms of a ${fullRunMs} ms run; ${interrupted} nodes recorded interrupted\n`,
+    );
   });
 });

@@ -20,16 +20,34 @@ const home = mkdtempSync(join(tmpdir(), "openprogram-dispatcher-kill-"));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 const root = join(home, "sessions");
 const script = join(home, "replies.json");
-writeFileSync(script, JSON.stringify(Array.from({ length: 20_000 }, (_, index) => ({ reply: `done ${index}`, delayMs: 20 }))));
-const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, OPENPROGRAM_HOME: home, OPENPROGRAM_PROVIDER: "scripted", OPENPROGRAM_SCRIPT: script };
-
+writeFileSync(
+  script,
+  JSON.stringify(Array.from({ length: 20_000 }, (_, index) => ({ reply: `done ${index}`, delayMs: 20 }))),
+);
+const env = {
+  PATH: process.env.PATH ?? "/usr/bin:/bin",
+  HOME: home,
+  OPENPROGRAM_HOME: home,
+  OPENPROGRAM_PROVIDER: "scripted",
+  OPENPROGRAM_SCRIPT: script,
+};
 
 async function startServer(): Promise<{ server: ChildProcess; port: number; exited: Promise<unknown> }> {
   const port = await findFreePort();
-  const server = spawn(process.execPath, [CLI_BIN, "serve", "--port", String(port), "--program", `${PROGRAM_FILE}#work`], { env, stdio: "ignore" });
+  const server = spawn(
+    process.execPath,
+    [CLI_BIN, "serve", "--port", String(port), "--program", `${PROGRAM_FILE}#work`],
+    { env, stdio: "ignore" },
+  );
   const exited = new Promise((resolve) => server.on("exit", resolve));
   for (let attempt = 0; attempt < 200; attempt++) {
-    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((answer) => answer.ok, () => false)) return { server, port, exited };
+    if (
+      await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (answer) => answer.ok,
+        () => false,
+      )
+    )
+      return { server, port, exited };
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error("openprogram serve did not come up");
@@ -75,15 +93,24 @@ describe("kill -9 of the dispatcher during the turns of 20 sessions", () => {
         }
         const history = await db.readHistory(sessionId);
         expect(history.problems).toEqual([]);
-        expect(history.nodes.some((node) => node.metadata.status === "interrupted"), `${sessionId} was killed mid-turn: ${JSON.stringify({ record, nodes: history.nodes.map((node) => [node.name, node.metadata.status]), leases: readdirSync(join(root, sessionId, ".state")) })}`).toBe(true);
-        expect(history.nodes.filter((node) => node.metadata.status === "running" || node.metadata.status === "waiting")).toEqual([]);
+        expect(
+          history.nodes.some((node) => node.metadata.status === "interrupted"),
+          `${sessionId} was killed mid-turn: ${JSON.stringify({ record, nodes: history.nodes.map((node) => [node.name, node.metadata.status]), leases: readdirSync(join(root, sessionId, ".state")) })}`,
+        ).toBe(true);
+        expect(
+          history.nodes.filter((node) => node.metadata.status === "running" || node.metadata.status === "waiting"),
+        ).toEqual([]);
       }
     }
     // Every session continues, from the command line this time.
     for (const sessionId of all.slice(0, 5)) {
       const before = (await new SessionDB({ root }).loadNodes(sessionId)).length;
       const code = await new Promise<number | null>((resolve) => {
-        const child = spawn(process.execPath, [CLI_BIN, "run", `${PROGRAM_FILE}#work`, "--input", '{"steps":2}', "--session", sessionId], { env: { ...env }, stdio: "ignore" });
+        const child = spawn(
+          process.execPath,
+          [CLI_BIN, "run", `${PROGRAM_FILE}#work`, "--input", '{"steps":2}', "--session", sessionId],
+          { env: { ...env }, stdio: "ignore" },
+        );
         child.on("exit", resolve);
       });
       expect(code).toBe(0);

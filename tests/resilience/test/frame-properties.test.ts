@@ -18,10 +18,18 @@ let socket: WebSocket;
 const inbox: Array<Record<string, unknown>> = [];
 let waiters: Array<() => void> = [];
 
-const echo = agenticFunction({ name: "echo", doc: "Return the input." }, async (input: Record<string, unknown>) => input);
+const echo = agenticFunction(
+  { name: "echo", doc: "Return the input." },
+  async (input: Record<string, unknown>) => input,
+);
 
 beforeAll(async () => {
-  dispatcher = await createDispatcher({ db: new SessionDB({ root }), runtime: scriptedRuntime(Array.from({ length: 10_000 }, (_, index) => `reply ${index}`)).runtime, port: 0, programs: { echo } });
+  dispatcher = await createDispatcher({
+    db: new SessionDB({ root }),
+    runtime: scriptedRuntime(Array.from({ length: 10_000 }, (_, index) => `reply ${index}`)).runtime,
+    port: 0,
+    programs: { echo },
+  });
   socket = new WebSocket(`${dispatcher.url.replace(/^http/, "ws")}/ws`, { headers: { origin: dispatcher.url } });
   await new Promise<void>((resolve, reject) => {
     socket.once("open", () => resolve());
@@ -40,7 +48,10 @@ afterAll(async () => {
 });
 
 /** Waits for a frame matching `match` that arrived after position `from` of the inbox. */
-async function frameAfter(from: number, match: (frame: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+async function frameAfter(
+  from: number,
+  match: (frame: Record<string, unknown>) => boolean,
+): Promise<Record<string, unknown>> {
   for (;;) {
     const found = inbox.slice(from).find(match);
     if (found) return found;
@@ -48,10 +59,34 @@ async function frameAfter(from: number, match: (frame: Record<string, unknown>) 
   }
 }
 
-const TYPES = ["chat", "run", "answer", "decline", "stop", "subscribe", "unsubscribe", "list_sessions", "get_session", "delete_session", "list_programs"];
+const TYPES = [
+  "chat",
+  "run",
+  "answer",
+  "decline",
+  "stop",
+  "subscribe",
+  "unsubscribe",
+  "list_sessions",
+  "get_session",
+  "delete_session",
+  "list_programs",
+];
 const hostile = fc.oneof(
   fc.string({ unit: "binary", maxLength: 30 }),
-  fc.constantFrom("..", "../../etc", "/tmp/x", "a/b", "\0", "", "x".repeat(200), "echo", "session_0000000000", "__proto__", "constructor"),
+  fc.constantFrom(
+    "..",
+    "../../etc",
+    "/tmp/x",
+    "a/b",
+    "\0",
+    "",
+    "x".repeat(200),
+    "echo",
+    "session_0000000000",
+    "__proto__",
+    "constructor",
+  ),
 );
 const frames = fc.oneof(
   // Valid turns too, so that sessions are really created while the bad input flows.
@@ -107,7 +142,8 @@ describe("random WebSocket frames", () => {
     // Turns ran (sessions exist), and nothing was written beside the sessions root.
     expect(listed.length).toBeGreaterThan(0);
     expect(readdirSync(home)).toEqual(["sessions"]);
-    for (const name of readdirSync(root).filter((entry) => !entry.startsWith(".") && entry !== "index.json")) expect(isValidSessionId(name)).toBe(true);
+    for (const name of readdirSync(root).filter((entry) => !entry.startsWith(".") && entry !== "index.json"))
+      expect(isValidSessionId(name)).toBe(true);
     for (const session of listed) expect(isValidSessionId(session.id)).toBe(true);
   });
 });

@@ -24,7 +24,9 @@ export function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 /** A percentile (0-100) of a list of numbers. */
@@ -60,7 +62,8 @@ export function report(figure: BenchFigure): void {
     parts.push(`baseline ${figure.baselineLabel ?? ""} ${format(figure.baseline, figure.unit)}`.replace("  ", " "));
     parts.push(`ratio ${(figure.median / figure.baseline).toFixed(2)}x`);
   }
-  if (figure.target) parts.push(`target ${figure.target}${figure.met === undefined ? "" : figure.met ? " (met)" : " (NOT met)"}`);
+  if (figure.target)
+    parts.push(`target ${figure.target}${figure.met === undefined ? "" : figure.met ? " (met)" : " (NOT met)"}`);
   process.stdout.write(`${parts.join(" | ")}\n`);
   const file = process.env.OPENPROGRAM_BENCH_REPORT;
   if (file) appendFileSync(file, `${JSON.stringify(figure)}\n`);

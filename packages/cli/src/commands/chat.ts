@@ -83,8 +83,9 @@ export async function chatCommand(flags: ChatFlags, context: CommandContext): Pr
       if (EXIT_WORDS.has(line)) break;
       if (line !== "") {
         turn = new AbortController();
-        const outcome = await runTurn({ ...(sessionId !== undefined ? { sessionId } : {}), runtime, signal: turn.signal }, () =>
-          chat(line, flags.system !== undefined ? { system: flags.system } : {}),
+        const outcome = await runTurn(
+          { ...(sessionId !== undefined ? { sessionId } : {}), runtime, signal: turn.signal },
+          () => chat(line, flags.system !== undefined ? { system: flags.system } : {}),
         );
         const cancelled = turn.signal.aborted;
         turn = null;
@@ -98,7 +99,11 @@ export async function chatCommand(flags: ChatFlags, context: CommandContext): Pr
         } else {
           const code = summarizeError(outcome.error).code;
           if (outcome.handle === null || code === "runtime_missing" || code === "provider_config") {
-            return reportFailure(context, outcome.error, { json, during: outcome.handle === null ? "setup" : "run", handle: outcome.handle });
+            return reportFailure(context, outcome.error, {
+              json,
+              during: outcome.handle === null ? "setup" : "run",
+              handle: outcome.handle,
+            });
           }
           if (!cancelled) failedTurns++;
           writeLine(io.stderr, cancelled ? "(turn cancelled)" : formatError(outcome.error, context.verbose));
@@ -118,6 +123,9 @@ export async function chatCommand(flags: ChatFlags, context: CommandContext): Pr
   return failedTurns > 0 ? EXIT_CODES.failed : EXIT_CODES.ok;
 }
 
-function chatJson(handle: { sessionId: string; created: boolean; turnId: string }, fields: Pick<ChatJsonTurn, "ok" | "reply" | "error">): ChatJsonTurn {
+function chatJson(
+  handle: { sessionId: string; created: boolean; turnId: string },
+  fields: Pick<ChatJsonTurn, "ok" | "reply" | "error">,
+): ChatJsonTurn {
   return { session_id: handle.sessionId, created: handle.created, turn_id: handle.turnId, ...fields };
 }

@@ -46,16 +46,24 @@ export async function researchCommand(task: string, flags: ResearchFlags, contex
   const { io } = context;
   const json = flags.json === true;
   const workDir = flags.workDir !== undefined ? resolve(io.cwd, flags.workDir) : undefined;
-  const sections = flags.sections?.flatMap((value) => value.split(",")).map((value) => value.trim()).filter(Boolean);
+  const sections = flags.sections
+    ?.flatMap((value) => value.split(","))
+    .map((value) => value.trim())
+    .filter(Boolean);
   let prepared: { sessionId: string | undefined; research: ResearchModule; runtime: Runtime; asker: Asker | null };
   try {
     const sessionId = await selectSession(flags);
     const research = await loadResearch();
-    research.validateResearchRequest(task, { ...(workDir !== undefined ? { workDir } : {}), ...(sections ? { sections } : {}) });
+    research.validateResearchRequest(task, {
+      ...(workDir !== undefined ? { workDir } : {}),
+      ...(sections ? { sections } : {}),
+    });
     const runtime = requireRuntime();
     const asker = chooseAsker(io, flags.answers);
     if (flags.interactive && asker === null) {
-      throw new InvalidInputError("--interactive asks you to choose an idea, but stdin is not a terminal: pass --answers <file>, or leave out --interactive.");
+      throw new InvalidInputError(
+        "--interactive asks you to choose an idea, but stdin is not a terminal: pass --answers <file>, or leave out --interactive.",
+      );
     }
     prepared = { sessionId, research, runtime, asker };
   } catch (error) {
@@ -108,7 +116,10 @@ export async function researchCommand(task: string, flags: ResearchFlags, contex
     } else {
       for (const artifact of value.artifacts) writeLine(io.stdout, artifact);
       if (value.summary) writeLine(io.stderr, value.summary);
-      writeLine(io.stderr, `status: ${value.status}${value.status === "stopped" && value.result.stoppedAt ? ` (at ${value.result.stoppedAt})` : ""}   work dir: ${value.workDir}`);
+      writeLine(
+        io.stderr,
+        `status: ${value.status}${value.status === "stopped" && value.result.stoppedAt ? ` (at ${value.result.stoppedAt})` : ""}   work dir: ${value.workDir}`,
+      );
     }
     writeLine(io.stderr, sessionLine(handle.sessionId));
     return EXIT_CODES.ok;

@@ -65,14 +65,23 @@ export async function runCommand(programArgument: string, flags: RunFlags, conte
   }
   const interruption = interruptOnSignals(io);
   try {
-    const onEvent = isTerminal(io.stderr) ? createProgressPrinter(io.stderr, { calls: true, stages: false }) : undefined;
+    const onEvent = isTerminal(io.stderr)
+      ? createProgressPrinter(io.stderr, { calls: true, stages: false })
+      : undefined;
     const { sessionId, runtime, asker, input, execute } = prepared;
     const outcome = await runTurn(
-      { ...(sessionId !== undefined ? { sessionId } : {}), runtime, asker, signal: interruption.signal, ...(onEvent ? { onEvent } : {}) },
+      {
+        ...(sessionId !== undefined ? { sessionId } : {}),
+        runtime,
+        asker,
+        signal: interruption.signal,
+        ...(onEvent ? { onEvent } : {}),
+      },
       () => execute(input, interruption.signal),
     );
     if (!outcome.ok) {
-      const refusedByChild = flags.isolate === true && CHILD_SETUP_CODES.has((outcome.error as { code?: unknown }).code as string);
+      const refusedByChild =
+        flags.isolate === true && CHILD_SETUP_CODES.has((outcome.error as { code?: unknown }).code as string);
       let handle: SessionHandle | null = outcome.handle;
       if (refusedByChild && handle && (await discardIfEmpty(handle))) handle = null;
       return reportFailure(context, outcome.error, {
@@ -84,7 +93,13 @@ export async function runCommand(programArgument: string, flags: RunFlags, conte
     }
     const { sessionId: id, created, turnId } = outcome.handle;
     if (json) {
-      const result: RunJsonResult = { ok: true, session_id: id, created, turn_id: turnId, result: outcome.value ?? null };
+      const result: RunJsonResult = {
+        ok: true,
+        session_id: id,
+        created,
+        turn_id: turnId,
+        result: outcome.value ?? null,
+      };
       writeJson(io.stdout, result);
     } else {
       const text = formatResult(outcome.value);

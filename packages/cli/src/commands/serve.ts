@@ -37,7 +37,11 @@ export async function serveCommand(flags: ServeCommandFlags, context: CommandCon
     const dispatcher = await loadDispatcher();
     const config = dispatcher.resolveServeConfig(serveFlags(flags), context.io.env);
     const programs = await loadPrograms(flags, context.io.cwd);
-    const options: ServeOptions = { ...config, programs, ...(flags.logFormat !== undefined ? { logFormat: flags.logFormat } : {}) };
+    const options: ServeOptions = {
+      ...config,
+      programs,
+      ...(flags.logFormat !== undefined ? { logFormat: flags.logFormat } : {}),
+    };
     await dispatcher.serve(options);
     return "serving";
   } catch (error) {
@@ -60,7 +64,9 @@ function serveFlags(flags: ServeCommandFlags): ServeFlags {
 async function loadPrograms(flags: ServeCommandFlags, cwd: string): Promise<Record<string, ProgramEntry>> {
   const research = await loadResearch();
   // The network chooses the task, never the work dir: research artifacts go to ./research/<session id> of the server.
-  const programs: Record<string, ProgramEntry> = { [RESEARCH_PROGRAM]: research.researchProgram({ workDirRoot: join(cwd, "research") }) };
+  const programs: Record<string, ProgramEntry> = {
+    [RESEARCH_PROGRAM]: research.researchProgram({ workDirRoot: join(cwd, "research") }),
+  };
   const origins: Record<string, string> = { [RESEARCH_PROGRAM]: "the built-in research program" };
   const runner = flags.isolate ? await loadProcessRunner() : null;
   for (const raw of programSpecs(flags)) {
@@ -69,12 +75,17 @@ async function loadPrograms(flags: ServeCommandFlags, cwd: string): Promise<Reco
     const program = await loadProgram(spec, cwd);
     const name = program.fn.agentic.name;
     if (origins[name] !== undefined) {
-      throw new InvalidInputError(`Two programs are named '${name}': --program ${raw} and ${origins[name]}. Give the agentic functions different names.`);
+      throw new InvalidInputError(
+        `Two programs are named '${name}': --program ${raw} and ${origins[name]}. Give the agentic functions different names.`,
+      );
     }
     origins[name] = `--program ${raw}`;
     const pinned = { ...spec, exportName: program.exportName };
     programs[name] = runner
-      ? { run: (input: unknown) => runIsolated(runner, pinned, input, currentSignal(), cwd), description: program.fn.agentic.doc }
+      ? {
+          run: (input: unknown) => runIsolated(runner, pinned, input, currentSignal(), cwd),
+          description: program.fn.agentic.doc,
+        }
       : program.fn;
   }
   return programs;

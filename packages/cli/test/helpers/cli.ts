@@ -12,7 +12,9 @@ export const CLI_BIN = fileURLToPath(new URL("../../dist/bin.js", import.meta.ur
 /** The CLI package directory (its package.json holds the version). */
 export const CLI_DIR = fileURLToPath(new URL("../..", import.meta.url));
 /** The Python OpenProgram sessions fixture of the core. */
-export const PYTHON_FIXTURE = fileURLToPath(new URL("../../../session-context/test/fixtures/python-openprogram-sessions.tar.gz", import.meta.url));
+export const PYTHON_FIXTURE = fileURLToPath(
+  new URL("../../../session-context/test/fixtures/python-openprogram-sessions.tar.gz", import.meta.url),
+);
 
 /** Absolute path of a test program in test/programs/. */
 export function program(name: string): string {
@@ -84,12 +86,16 @@ export interface RunOptions {
 
 /** Starts `node dist/bin.js ...args` with pipes for all three streams. */
 export function spawnCli(args: readonly string[], options: RunOptions): ChildProcessWithoutNullStreams {
-  if (!existsSync(CLI_BIN)) throw new Error(`${CLI_BIN} is missing: build the package first (npx tsc -p tsconfig.build.json).`);
+  if (!existsSync(CLI_BIN))
+    throw new Error(`${CLI_BIN} is missing: build the package first (npx tsc -p tsconfig.build.json).`);
   return spawn(process.execPath, [CLI_BIN, ...args], { env: options.env, cwd: options.cwd ?? CLI_DIR, stdio: "pipe" });
 }
 
 /** Collects a child's output and resolves when it exits. */
-export function collect(child: ChildProcessWithoutNullStreams, timeoutMs = 90_000): Promise<CliResult> & { output(): { stdout: string; stderr: string } } {
+export function collect(
+  child: ChildProcessWithoutNullStreams,
+  timeoutMs = 90_000,
+): Promise<CliResult> & { output(): { stdout: string; stderr: string } } {
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
@@ -133,7 +139,9 @@ export function sessionIdFrom(stderr: string): string {
 }
 
 /** The JSON lines of a scripted-provider request log. */
-export function readRequestLog(path: string): Array<{ model: string; messages: Array<{ role: string; content: string }> }> {
+export function readRequestLog(
+  path: string,
+): Array<{ model: string; messages: Array<{ role: string; content: string }> }> {
   if (!existsSync(path)) return [];
   return readFileSync(path, "utf8")
     .split("\n")

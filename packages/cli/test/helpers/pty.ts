@@ -24,11 +24,20 @@ export interface PtyResult {
 }
 
 /** Runs `openprogram ...args` on a terminal. */
-export function runCliInPty(args: readonly string[], options: { env: Record<string, string>; steps: PtyStep[]; dir: string; timeoutSeconds?: number }): Promise<PtyResult> {
+export function runCliInPty(
+  args: readonly string[],
+  options: { env: Record<string, string>; steps: PtyStep[]; dir: string; timeoutSeconds?: number },
+): Promise<PtyResult> {
   const config = join(options.dir, `pty-${Date.now()}-${Math.random().toString(16).slice(2)}.json`);
   writeFileSync(
     config,
-    JSON.stringify({ argv: [process.execPath, CLI_BIN, ...args], env: { TERM: "dumb", ...options.env }, cwd: CLI_DIR, timeout: options.timeoutSeconds ?? 90, steps: options.steps }),
+    JSON.stringify({
+      argv: [process.execPath, CLI_BIN, ...args],
+      env: { TERM: "dumb", ...options.env },
+      cwd: CLI_DIR,
+      timeout: options.timeoutSeconds ?? 90,
+      steps: options.steps,
+    }),
   );
   return new Promise((resolve, reject) => {
     execFile("python3", [DRIVER, config], { maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {

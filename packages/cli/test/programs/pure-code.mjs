@@ -2,6 +2,8 @@
 import { agenticFunction, currentSession } from "@openprogram/session-context";
 
 export default agenticFunction({ name: "count_words", doc: "Count the words of the text." }, async ({ text }) => ({
-  words: String(text ?? "").split(/\s+/).filter(Boolean).length,
+  words: String(text ?? "")
+    .split(/\s+/)
+    .filter(Boolean).length,
   source: currentSession().source,
 }));

@@ -18,7 +18,9 @@ export interface ParentChannel {
  */
 export function connectToParent(): ParentChannel {
   if (typeof process.send !== "function") {
-    throw new Error("child-entry.js is started by runInChild() from @openprogram/process-runner and needs its IPC channel; it cannot run on its own.");
+    throw new Error(
+      "child-entry.js is started by runInChild() from @openprogram/process-runner and needs its IPC channel; it cannot run on its own.",
+    );
   }
   const early: ParentMessage[] = [];
   let listener: ((message: ParentMessage) => void) | null = null;

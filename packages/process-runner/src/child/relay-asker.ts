@@ -42,7 +42,10 @@ export function createRelayAsker(send: (message: ChildMessage) => Promise<void>)
       waiting.delete(message.questionId);
       if (message.error) pending.reject(deserializeError(message.error));
       else if (message.response) pending.resolve(message.response);
-      else pending.reject(new Error(`The parent answered question ${message.questionId} with neither a response nor an error.`));
+      else
+        pending.reject(
+          new Error(`The parent answered question ${message.questionId} with neither a response nor an error.`),
+        );
     },
   };
 }

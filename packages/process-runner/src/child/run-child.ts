@@ -38,7 +38,10 @@ export async function runChild(channel: ParentChannel): Promise<never> {
   let value: unknown;
   try {
     const carrier = readContextCarrier();
-    if (!carrier) throw new Error("The child process received no session context (OPENPROGRAM_SESSION_ID is not set); start it with runInChild().");
+    if (!carrier)
+      throw new Error(
+        "The child process received no session context (OPENPROGRAM_SESSION_ID is not set); start it with runInChild().",
+      );
     value = await sessionContext(
       {
         sessionId: carrier.sessionId,
@@ -64,10 +67,18 @@ export async function runChild(channel: ParentChannel): Promise<never> {
     const message = `The result of ${start.exportName} is not JSON-serialisable (${(error as Error).message}); return plain JSON data.`;
     return finish(channel, { type: "unsendable_result", message }, 1);
   }
-  return finish(channel, sendable === undefined ? { type: "result" } : { type: "result", value: JSON.parse(sendable) as unknown }, 0);
+  return finish(
+    channel,
+    sendable === undefined ? { type: "result" } : { type: "result", value: JSON.parse(sendable) as unknown },
+    0,
+  );
 }
 
-async function finish(channel: ParentChannel, message: Parameters<ParentChannel["send"]>[0], exitCode: number): Promise<never> {
+async function finish(
+  channel: ParentChannel,
+  message: Parameters<ParentChannel["send"]>[0],
+  exitCode: number,
+): Promise<never> {
   await channel.send(message);
   process.exit(exitCode);
 }

@@ -76,7 +76,15 @@ export class ChildSupervisor<T> {
     });
     this.child.on("exit", (code, signal) => this.happenings.push({ kind: "exit", exit: { code, signal } }));
     this.child.on("close", () => this.happenings.push({ kind: "closed" }));
-    const start: ParentMessage = { type: "start", moduleUrl: plan.moduleUrl, exportName: plan.exportName, input: plan.input, typeScriptLoader: plan.typeScriptLoader, hasAsker: asker !== null, graceMs: plan.graceMs };
+    const start: ParentMessage = {
+      type: "start",
+      moduleUrl: plan.moduleUrl,
+      exportName: plan.exportName,
+      input: plan.input,
+      typeScriptLoader: plan.typeScriptLoader,
+      hasAsker: asker !== null,
+      graceMs: plan.graceMs,
+    };
     // The turn begins (status running, lease taken) before the child writes anything, so a child that asks the
     // user or runs long is never mistaken for a crashed turn, and the turn's commit includes its nodes.
     void beginCurrentTurn().then(
@@ -87,7 +95,12 @@ export class ChildSupervisor<T> {
     this.parentSignal.addEventListener("abort", this.onParentAbort, { once: true });
     if (plan.timeoutMs !== null) {
       const timeoutMs = plan.timeoutMs;
-      this.timers.push(setTimeout(() => this.requestStop({ kind: "timeout", reason: `timed out after ${timeoutMs} ms`, timeoutMs }), timeoutMs));
+      this.timers.push(
+        setTimeout(
+          () => this.requestStop({ kind: "timeout", reason: `timed out after ${timeoutMs} ms`, timeoutMs }),
+          timeoutMs,
+        ),
+      );
     }
     this.result = this.follow() as Promise<T>;
     this.finished = this.result.then(
@@ -104,7 +117,15 @@ export class ChildSupervisor<T> {
 
   private readonly onParentAbort = (): void => {
     const reason = this.parentSignal.reason as unknown;
-    this.requestStop({ kind: "stop", reason: reason instanceof Error ? reason.message : typeof reason === "string" ? reason : "the parent's turn was cancelled" });
+    this.requestStop({
+      kind: "stop",
+      reason:
+        reason instanceof Error
+          ? reason.message
+          : typeof reason === "string"
+            ? reason
+            : "the parent's turn was cancelled",
+    });
   };
 
   private requestStop(request: StopRequest): void {
@@ -151,7 +172,14 @@ export class ChildSupervisor<T> {
     this.parentSignal.removeEventListener("abort", this.onParentAbort);
     this.relay.cancelAll("the child process ended");
     await this.recordAbandoned(exit);
-    const settled = settleRun({ label: this.plan.label, pid: this.pid, outcome: this.outcome, stop: this.stopRequest, exit, spawnError });
+    const settled = settleRun({
+      label: this.plan.label,
+      pid: this.pid,
+      outcome: this.outcome,
+      stop: this.stopRequest,
+      exit,
+      spawnError,
+    });
     if (!settled.ok) throw settled.error;
     return settled.value;
   }
@@ -160,7 +188,8 @@ export class ChildSupervisor<T> {
     try {
       switch (message.type) {
         case "event":
-          if (message.event.type === "node" && message.event.op === "append") this.appendedNodeIds.push(message.event.node.id);
+          if (message.event.type === "node" && message.event.op === "append")
+            this.appendedNodeIds.push(message.event.node.id);
           relaySessionEvent(message.event);
           return;
         case "ask":
@@ -183,7 +212,11 @@ export class ChildSupervisor<T> {
           return;
       }
     } catch (error) {
-      this.requestStop({ kind: "failure", reason: `the parent could not handle the child's ${message.type} message`, error });
+      this.requestStop({
+        kind: "failure",
+        reason: `the parent could not handle the child's ${message.type} message`,
+        error,
+      });
     }
   }
 
@@ -201,7 +234,10 @@ export class ChildSupervisor<T> {
       await recordAbandonedNodes(ids, killed ? "killed" : "interrupted");
     } catch (error) {
       // The run's own outcome is what the caller needs; the store's trouble is reported beside it.
-      process.emitWarning(`Could not record the nodes ${this.plan.label} left unfinished: ${(error as Error).message}`, { code: "OPENPROGRAM_ABANDONED_NODES" });
+      process.emitWarning(
+        `Could not record the nodes ${this.plan.label} left unfinished: ${(error as Error).message}`,
+        { code: "OPENPROGRAM_ABANDONED_NODES" },
+      );
     }
   }
 }

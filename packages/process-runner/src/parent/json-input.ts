@@ -10,7 +10,9 @@ import { InvalidInputError } from "@openprogram/session-context";
 export function assertJsonInput(input: unknown, label: string): void {
   if (input === undefined) return;
   if (!isPlainObject(input)) {
-    throw new InvalidInputError(`${label}: input must be one plain JSON object (an agentic function takes one input object), not ${describe(input)}.`);
+    throw new InvalidInputError(
+      `${label}: input must be one plain JSON object (an agentic function takes one input object), not ${describe(input)}.`,
+    );
   }
   visit(input, "input", new Set(), label);
 }
@@ -34,7 +36,13 @@ function visit(value: unknown, path: string, ancestors: Set<object>, label: stri
   } else {
     for (const [key, item] of Object.entries(object)) {
       // An undefined property is simply absent on the other side, as in a JSON body.
-      if (item !== undefined) visit(item, `${path}${/^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`}`, ancestors, label);
+      if (item !== undefined)
+        visit(
+          item,
+          `${path}${/^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`}`,
+          ancestors,
+          label,
+        );
     }
   }
   ancestors.delete(object);

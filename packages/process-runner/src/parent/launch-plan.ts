@@ -27,11 +27,15 @@ export interface LaunchPlan {
 
 /** Validates `runInChild`'s options; every problem is an InvalidInputError saying what to fix. */
 export function planLaunch(options: RunInChildOptions): LaunchPlan {
-  if (options === null || typeof options !== "object") throw new InvalidInputError("runInChild(options): options must be { module, export?, input?, ... }.");
+  if (options === null || typeof options !== "object")
+    throw new InvalidInputError("runInChild(options): options must be { module, export?, input?, ... }.");
   const cwd = checkCwd(options.cwd);
   const modulePath = checkModule(options.module, cwd);
   const exportName = options.export ?? "default";
-  if (typeof exportName !== "string" || exportName === "") throw new InvalidInputError("runInChild: export must be the name of an exported agentic function (default \"default\").");
+  if (typeof exportName !== "string" || exportName === "")
+    throw new InvalidInputError(
+      'runInChild: export must be the name of an exported agentic function (default "default").',
+    );
   const label = `${modulePath}#${exportName}`;
   assertJsonInput(options.input, `runInChild(${label})`);
   return {
@@ -52,13 +56,16 @@ function checkCwd(cwd: string | undefined): string {
   if (cwd === undefined) return process.cwd();
   if (typeof cwd !== "string" || cwd === "") throw new InvalidInputError("runInChild: cwd must be a directory path.");
   const absolute = resolve(cwd);
-  if (!statOrNull(absolute)?.isDirectory()) throw new InvalidInputError(`runInChild: cwd ${absolute} is not an existing directory.`);
+  if (!statOrNull(absolute)?.isDirectory())
+    throw new InvalidInputError(`runInChild: cwd ${absolute} is not an existing directory.`);
   return absolute;
 }
 
 function checkModule(module: unknown, cwd: string): string {
   if (typeof module !== "string" || module.trim() === "") {
-    throw new InvalidInputError("runInChild: module must be the path of a .js or .ts file exporting an agentic function.");
+    throw new InvalidInputError(
+      "runInChild: module must be the path of a .js or .ts file exporting an agentic function.",
+    );
   }
   let path: string;
   if (module.startsWith("file:")) {
@@ -71,26 +78,35 @@ function checkModule(module: unknown, cwd: string): string {
     path = resolve(cwd, module);
   } else {
     // A bare name is ambiguous (a package? a file in cwd?); a path says which file runs.
-    throw new InvalidInputError(`runInChild: module ${JSON.stringify(module)} must be a file path (absolute, or relative starting with ./) or a file: URL.`);
+    throw new InvalidInputError(
+      `runInChild: module ${JSON.stringify(module)} must be a file path (absolute, or relative starting with ./) or a file: URL.`,
+    );
   }
   const stat = statOrNull(path);
-  if (!stat) throw new InvalidInputError(`runInChild: module ${path} does not exist. Check the path (relative paths are resolved from ${cwd}).`);
+  if (!stat)
+    throw new InvalidInputError(
+      `runInChild: module ${path} does not exist. Check the path (relative paths are resolved from ${cwd}).`,
+    );
   if (!stat.isFile()) throw new InvalidInputError(`runInChild: module ${path} is not a file.`);
   return path;
 }
 
 function checkDuration(name: string, value: unknown, minimum: number): number {
   if (typeof value !== "number" || !Number.isFinite(value) || value < minimum) {
-    throw new InvalidInputError(`runInChild: ${name} must be a number of milliseconds >= ${minimum}, not ${String(value)}.`);
+    throw new InvalidInputError(
+      `runInChild: ${name} must be a number of milliseconds >= ${minimum}, not ${String(value)}.`,
+    );
   }
   return value;
 }
 
 function checkEnv(env: unknown): Record<string, string> {
   if (env === undefined) return {};
-  if (env === null || typeof env !== "object" || Array.isArray(env)) throw new InvalidInputError("runInChild: env must be an object of string values.");
+  if (env === null || typeof env !== "object" || Array.isArray(env))
+    throw new InvalidInputError("runInChild: env must be an object of string values.");
   for (const [name, value] of Object.entries(env)) {
-    if (typeof value !== "string") throw new InvalidInputError(`runInChild: env.${name} must be a string, not ${typeof value}.`);
+    if (typeof value !== "string")
+      throw new InvalidInputError(`runInChild: env.${name} must be a string, not ${typeof value}.`);
   }
   return env as Record<string, string>;
 }

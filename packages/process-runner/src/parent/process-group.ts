@@ -12,9 +12,12 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== "ESRCH") {
-      process.emitWarning(`Could not send ${signal} to the process group ${pid} (${code ?? (error as Error).message}); some of its processes may still run.`, {
-        code: "OPENPROGRAM_PROCESS_GROUP",
-      });
+      process.emitWarning(
+        `Could not send ${signal} to the process group ${pid} (${code ?? (error as Error).message}); some of its processes may still run.`,
+        {
+          code: "OPENPROGRAM_PROCESS_GROUP",
+        },
+      );
     }
     return false;
   }

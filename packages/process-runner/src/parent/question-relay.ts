@@ -16,14 +16,24 @@ export class QuestionRelay {
   /** Asks the parent's asker; the answer (or its error) goes back to the child. */
   ask(request: AskRequest): void {
     if (!this.asker) {
-      this.reply({ type: "answer", questionId: request.questionId, error: serializeError(new AskUserUnavailableError(request.question)) });
+      this.reply({
+        type: "answer",
+        questionId: request.questionId,
+        error: serializeError(new AskUserUnavailableError(request.question)),
+      });
       return;
     }
     const controller = new AbortController();
     this.pending.set(request.questionId, controller);
     this.asker.ask(request, { signal: controller.signal }).then(
-      (response) => this.settle(request.questionId, controller, { type: "answer", questionId: request.questionId, response }),
-      (error: unknown) => this.settle(request.questionId, controller, { type: "answer", questionId: request.questionId, error: serializeError(error) }),
+      (response) =>
+        this.settle(request.questionId, controller, { type: "answer", questionId: request.questionId, response }),
+      (error: unknown) =>
+        this.settle(request.questionId, controller, {
+          type: "answer",
+          questionId: request.questionId,
+          error: serializeError(error),
+        }),
     );
   }
 

@@ -1,4 +1,10 @@
-import { CancelledError, deserializeError, InvalidInputError, NotAgenticFunctionError, type SerializedError } from "@openprogram/session-context";
+import {
+  CancelledError,
+  deserializeError,
+  InvalidInputError,
+  NotAgenticFunctionError,
+  type SerializedError,
+} from "@openprogram/session-context";
 import { ChildProcessError, ChildTimeoutError, type ChildExit } from "../errors.js";
 import type { LoadFailure } from "../protocol.js";
 
@@ -41,9 +47,13 @@ export function settleRun(ending: RunEnding): { ok: true; value: unknown } | { o
       case "timeout":
         return {
           ok: false,
-          error: new ChildTimeoutError(`${ending.label} did not finish within ${stop.timeoutMs} ms, so its child process was stopped.`, stop.timeoutMs, {
-            cause: reported ?? undefined,
-          }),
+          error: new ChildTimeoutError(
+            `${ending.label} did not finish within ${stop.timeoutMs} ms, so its child process was stopped.`,
+            stop.timeoutMs,
+            {
+              cause: reported ?? undefined,
+            },
+          ),
         };
       case "failure":
         return { ok: false, error: stop.error instanceof Error ? stop.error : new Error(stop.reason) };
@@ -53,9 +63,14 @@ export function settleRun(ending: RunEnding): { ok: true; value: unknown } | { o
   if (ending.spawnError) {
     return {
       ok: false,
-      error: new ChildProcessError(`Could not start a child process for ${ending.label}: ${ending.spawnError.message}`, ending.pid, ending.exit, {
-        cause: ending.spawnError,
-      }),
+      error: new ChildProcessError(
+        `Could not start a child process for ${ending.label}: ${ending.spawnError.message}`,
+        ending.pid,
+        ending.exit,
+        {
+          cause: ending.spawnError,
+        },
+      ),
     };
   }
   return { ok: false, error: new ChildProcessError(describeEnd(ending), ending.pid, ending.exit) };
@@ -79,6 +94,7 @@ function describeEnd(ending: RunEnding): string {
   if (exit?.signal) {
     return `${who} was killed by ${exit.signal} before reporting a result${exit.signal === "SIGKILL" ? " (killed from outside, or by the kernel for lack of memory)" : ""}.`;
   }
-  if (exit?.code !== null && exit?.code !== undefined) return `${who} exited with code ${exit.code} before reporting a result.`;
+  if (exit?.code !== null && exit?.code !== undefined)
+    return `${who} exited with code ${exit.code} before reporting a result.`;
   return `${who} closed its channel to the parent before reporting a result.`;
 }

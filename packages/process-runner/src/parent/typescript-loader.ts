@@ -16,7 +16,9 @@ const TYPESCRIPT_MODULE = /\.(?:ts|mts|cts|tsx)$/;
  */
 export function typeScriptLoaderFor(modulePath: string): string | null {
   if (!TYPESCRIPT_MODULE.test(modulePath)) return null;
-  const bases = [modulePath, import.meta.filename, process.argv[1]].filter((base): base is string => typeof base === "string" && base !== "");
+  const bases = [modulePath, import.meta.filename, process.argv[1]].filter(
+    (base): base is string => typeof base === "string" && base !== "",
+  );
   for (const base of bases) {
     const api = tsxEsmApi(base);
     if (api) return api;

@@ -11,9 +11,12 @@ export class DatasetMissingError extends Error {
 }
 
 /** Throws DatasetMissingError. */
-export const throwsOwnError = agenticFunction({ name: "throws_own_error", doc: "Fail." }, async ({ dataset }: { dataset: string }) => {
-  throw new DatasetMissingError(`dataset ${dataset} is not on disk`);
-});
+export const throwsOwnError = agenticFunction(
+  { name: "throws_own_error", doc: "Fail." },
+  async ({ dataset }: { dataset: string }) => {
+    throw new DatasetMissingError(`dataset ${dataset} is not on disk`);
+  },
+);
 
 /** Calls process.exit(3) in the middle of a call. */
 export const exitsWithThree = agenticFunction({ name: "exits_with_three", doc: "Exit." }, async () => {
@@ -26,4 +29,6 @@ export const waitsForever = agenticFunction({ name: "waits_forever", doc: "Wait.
 });
 
 /** Returns a value that JSON cannot carry back. */
-export const returnsBigint = agenticFunction({ name: "returns_bigint", doc: "Return a bigint." }, async () => ({ big: 10n }));
+export const returnsBigint = agenticFunction({ name: "returns_bigint", doc: "Return a bigint." }, async () => ({
+  big: 10n,
+}));

@@ -2,4 +2,7 @@
 import { agenticFunction } from "@openprogram/session-context";
 
 /** One exec whose scripted reply takes minutes. */
-export const slowAnswer = agenticFunction({ name: "slow_answer", doc: "Answer slowly." }, async (_input: object, { runtime }) => runtime.exec("Take your time."));
+export const slowAnswer = agenticFunction(
+  { name: "slow_answer", doc: "Answer slowly." },
+  async (_input: object, { runtime }) => runtime.exec("Take your time."),
+);

@@ -5,14 +5,17 @@ import { agenticFunction } from "@openprogram/session-context";
 const IGNORE_SIGTERM = "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000);";
 
 /** Starts the grandchild; its pid is this call's output (the parent sees it in the update event). */
-export const startGrandchild = agenticFunction({ name: "start_grandchild", doc: "Start a helper process." }, async () => {
-  const grandchild = spawn(process.execPath, ["-e", IGNORE_SIGTERM], { stdio: "ignore" });
-  await new Promise<void>((resolve, reject) => {
-    grandchild.once("spawn", resolve);
-    grandchild.once("error", reject);
-  });
-  return { pid: grandchild.pid };
-});
+export const startGrandchild = agenticFunction(
+  { name: "start_grandchild", doc: "Start a helper process." },
+  async () => {
+    const grandchild = spawn(process.execPath, ["-e", IGNORE_SIGTERM], { stdio: "ignore" });
+    await new Promise<void>((resolve, reject) => {
+      grandchild.once("spawn", resolve);
+      grandchild.once("error", reject);
+    });
+    return { pid: grandchild.pid };
+  },
+);
 
 /** Starts the grandchild, then waits forever whatever its signal says. */
 export const stubborn = agenticFunction({ name: "stubborn", doc: "Never stop." }, async () => {

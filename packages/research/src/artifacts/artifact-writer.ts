@@ -1,5 +1,17 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, copyFileSync, constants, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  copyFileSync,
+  constants,
+  fsyncSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { ArtifactWriteError } from "../errors.js";
 import { nextVersionPath } from "./versioned-name.js";

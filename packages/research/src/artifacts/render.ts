@@ -38,7 +38,8 @@ export function renderSection(draft: SectionDraft): string {
 
 /** `paper/paper.md`: the title, a note on where its references come from, and every section. */
 export function renderPaper(title: string, drafts: readonly SectionDraft[]): string {
-  const note = "> Draft written by a language model. Its references come from an unverified literature review, and none of its experiments has been run yet.";
+  const note =
+    "> Draft written by a language model. Its references come from an unverified literature review, and none of its experiments has been run yet.";
   return `# ${title}\n\n${note}\n\n${drafts.map(renderSection).join("\n")}`;
 }
 

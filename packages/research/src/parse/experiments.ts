@@ -10,7 +10,8 @@ const FIELDS = [
 ] as const;
 
 // A label starts a line, or follows the end of a sentence or a dash on the same line.
-const LABEL = /(?:^|\n|(?<=[.;—–]\s))[ \t]*(?:[-*•+][ \t]*)?(?:\*\*|__)?(hypothes[ie]s|setup|metrics?|expected(?:[ \t]+(?:outcomes?|results?))?)[ \t]*(?:\*\*|__)?[ \t]*:[ \t]*(?:\*\*|__)?/gi;
+const LABEL =
+  /(?:^|\n|(?<=[.;—–]\s))[ \t]*(?:[-*•+][ \t]*)?(?:\*\*|__)?(hypothes[ie]s|setup|metrics?|expected(?:[ \t]+(?:outcomes?|results?))?)[ \t]*(?:\*\*|__)?[ \t]*:[ \t]*(?:\*\*|__)?/gi;
 
 /**
  * Reads design_experiments' reply: a numbered list, one experiment per item,
@@ -24,7 +25,12 @@ export function parseExperimentPlan(reply: string): ExperimentPlan {
     if (item) items.push([item.text]);
     else items.at(-1)?.push(line);
   }
-  if (items.length === 0) throw new ReplyFormatError("design_experiments", 'no numbered list of experiments ("1. Name" then "Hypothesis: ...")', reply);
+  if (items.length === 0)
+    throw new ReplyFormatError(
+      "design_experiments",
+      'no numbered list of experiments ("1. Name" then "Hypothesis: ...")',
+      reply,
+    );
   const experiments = items.map((lines, index) => readExperiment(lines.join("\n"), index + 1, reply));
   return { text: unfenced(reply).trim(), experiments };
 }
@@ -33,13 +39,16 @@ function readExperiment(text: string, number: number, reply: string): Experiment
   const matches = [...text.matchAll(LABEL)];
   const values = new Map<string, string>();
   matches.forEach((match, index) => {
-    const field = FIELDS.find((candidate) => candidate.pattern.test((match[1] as string).toLowerCase().replace(/\s+/g, " ")));
+    const field = FIELDS.find((candidate) =>
+      candidate.pattern.test((match[1] as string).toLowerCase().replace(/\s+/g, " ")),
+    );
     const end = matches[index + 1]?.index ?? text.length;
     const value = plain(text.slice((match.index ?? 0) + match[0].length, end).replace(/\s+/g, " "));
     if (field && !values.has(field.key)) values.set(field.key, value);
   });
   for (const field of FIELDS) {
-    if (!values.get(field.key)) throw new ReplyFormatError("design_experiments", `experiment ${number} has no "${field.label}" line`, reply);
+    if (!values.get(field.key))
+      throw new ReplyFormatError("design_experiments", `experiment ${number} has no "${field.label}" line`, reply);
   }
   const name = plain(text.slice(0, matches[0]?.index ?? text.length).replace(/\s+/g, " ")).replace(/\s*[—–:-]\s*$/, "");
   return {

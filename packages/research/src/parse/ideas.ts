@@ -26,7 +26,8 @@ export function parseIdeas(reply: string): Idea[] {
       current = null;
     }
   }
-  if (items.length === 0) throw new ReplyFormatError("propose_ideas", 'no numbered list of ideas ("1. Title — summary")', reply);
+  if (items.length === 0)
+    throw new ReplyFormatError("propose_ideas", 'no numbered list of ideas ("1. Title — summary")', reply);
   const numbers = items.map((item) => item.number);
   const repeated = numbers.find((number, index) => numbers.indexOf(number) !== index);
   if (repeated !== undefined) throw new ReplyFormatError("propose_ideas", `the rank ${repeated} appears twice`, reply);

@@ -17,7 +17,12 @@ export function parseLiteratureReview(reply: string): LiteratureReview {
   for (const line of unfenced(reply).split(/\r?\n/)) {
     const title = headingLike(line);
     if (title !== null) {
-      const part = PARTS.find((candidate) => title === candidate.name || title.startsWith(`${candidate.name} `) || title === candidate.name.replace(/s$/, ""));
+      const part = PARTS.find(
+        (candidate) =>
+          title === candidate.name ||
+          title.startsWith(`${candidate.name} `) ||
+          title === candidate.name.replace(/s$/, ""),
+      );
       current = part ? (found.get(part.key) ?? []) : null;
       if (part) found.set(part.key, current as string[]);
       continue;
@@ -44,5 +49,7 @@ function headingLike(line: string): string | null {
   const marked = heading(line);
   if (marked) return nameKey(marked.text);
   const bare = /^\s*(?:\*\*|__)?([A-Za-z][A-Za-z ]{2,30}?)(?:\*\*|__)?\s*:?\s*(?:\*\*|__)?\s*$/.exec(line);
-  return bare && (line.includes(":") || line.includes("**") || line.includes("__")) ? nameKey(plain(bare[1] as string)) : null;
+  return bare && (line.includes(":") || line.includes("**") || line.includes("__"))
+    ? nameKey(plain(bare[1] as string))
+    : null;
 }

@@ -9,7 +9,12 @@ export function plain(text: string): string {
 export function heading(line: string): { level: number; text: string } | null {
   const match = /^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
   if (!match) return null;
-  return { level: (match[1] as string).length, text: plain(match[2] as string).replace(/[:.]\s*$/, "").trim() };
+  return {
+    level: (match[1] as string).length,
+    text: plain(match[2] as string)
+      .replace(/[:.]\s*$/, "")
+      .trim(),
+  };
 }
 
 /** The text of a bullet or numbered list line, or null. */

@@ -2,7 +2,8 @@ import { ReplyFormatError } from "../errors.js";
 import type { PaperReview, ReviewScores } from "../types.js";
 
 const SCORES: Array<keyof ReviewScores> = ["novelty", "soundness", "clarity", "significance", "overall"];
-const SCORE_LINE = /^[\s|*_•>+-]*(novelty|soundness|clarity|significance|overall)(?:\s+score)?[\s*_]*[:=|][\s*_|]*(\d+(?:\.\d+)?)/i;
+const SCORE_LINE =
+  /^[\s|*_•>+-]*(novelty|soundness|clarity|significance|overall)(?:\s+score)?[\s*_]*[:=|][\s*_|]*(\d+(?:\.\d+)?)/i;
 const DECISION_LINE = /^[\s*_>#•+-]*(?:final\s+)?decision[\s*_]*[:=][\s*_]*([A-Za-z][A-Za-z &-]*?)[\s*_.!]*$/i;
 const ACCEPT = /^accept(?:ed)?$/;
 const REVISE = /^(?:revise|revision|(?:minor|major) revisions?|revise (?:and|&) resubmit)$/;
@@ -21,7 +22,8 @@ export function parseReview(reply: string): PaperReview {
       const key = (score[1] as string).toLowerCase() as keyof ReviewScores;
       const value = Number(score[2]);
       if (scores[key] === undefined) {
-        if (!(value >= 1 && value <= 10)) throw new ReplyFormatError("review_paper", `the ${key} score ${value} is not between 1 and 10`, reply);
+        if (!(value >= 1 && value <= 10))
+          throw new ReplyFormatError("review_paper", `the ${key} score ${value} is not between 1 and 10`, reply);
         scores[key] = value;
       }
       continue;
@@ -30,12 +32,23 @@ export function parseReview(reply: string): PaperReview {
     if (decision) decisionWord = (decision[1] as string).toLowerCase().replace(/\s+/g, " ").trim();
   }
   const missing = SCORES.filter((key) => scores[key] === undefined);
-  if (missing.length > 0) throw new ReplyFormatError("review_paper", `no score line for ${missing.map(capital).join(", ")} ("${capital(missing[0] as string)}: 7")`, reply);
-  if (decisionWord === null) throw new ReplyFormatError("review_paper", 'no "Decision: accept" or "Decision: revise" line', reply);
+  if (missing.length > 0)
+    throw new ReplyFormatError(
+      "review_paper",
+      `no score line for ${missing.map(capital).join(", ")} ("${capital(missing[0] as string)}: 7")`,
+      reply,
+    );
+  if (decisionWord === null)
+    throw new ReplyFormatError("review_paper", 'no "Decision: accept" or "Decision: revise" line', reply);
   let decision: PaperReview["decision"];
   if (ACCEPT.test(decisionWord)) decision = "accept";
   else if (REVISE.test(decisionWord)) decision = "revise";
-  else throw new ReplyFormatError("review_paper", `the decision ${JSON.stringify(decisionWord)} is neither accept nor revise`, reply);
+  else
+    throw new ReplyFormatError(
+      "review_paper",
+      `the decision ${JSON.stringify(decisionWord)} is neither accept nor revise`,
+      reply,
+    );
   return { text: reply.trim(), scores: scores as ReviewScores, decision };
 }
 

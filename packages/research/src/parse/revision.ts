@@ -3,7 +3,13 @@ import { sectionTitle } from "../sections.js";
 import type { SectionDraft } from "../types.js";
 import { heading, nameKey, plain, unfenced } from "./markdown.js";
 
-const ALIASES: Record<string, string> = { methods: "method", methodology: "method", experiment: "experiments", conclusions: "conclusion", "related works": "related work" };
+const ALIASES: Record<string, string> = {
+  methods: "method",
+  methodology: "method",
+  experiment: "experiments",
+  conclusions: "conclusion",
+  "related works": "related work",
+};
 
 /**
  * Reads revise_paper's reply: the whole paper, each section under a level-1
@@ -17,7 +23,8 @@ export function parseRevision(reply: string, sections: readonly string[]): Secti
   for (const line of unfenced(reply).split(/\r?\n/)) {
     const section = sectionOfHeading(line, sections);
     if (section !== null) {
-      if (bodies.has(section)) throw new ReplyFormatError("revise_paper", `the section "${sectionTitle(section)}" appears twice`, reply);
+      if (bodies.has(section))
+        throw new ReplyFormatError("revise_paper", `the section "${sectionTitle(section)}" appears twice`, reply);
       current = [];
       bodies.set(section, current);
     } else {
@@ -26,11 +33,16 @@ export function parseRevision(reply: string, sections: readonly string[]): Secti
   }
   const missing = sections.filter((section) => !bodies.has(section));
   if (missing.length > 0) {
-    throw new ReplyFormatError("revise_paper", `no "## ${sectionTitle(missing[0] as string)}" heading (missing: ${missing.map(sectionTitle).join(", ")})`, reply);
+    throw new ReplyFormatError(
+      "revise_paper",
+      `no "## ${sectionTitle(missing[0] as string)}" heading (missing: ${missing.map(sectionTitle).join(", ")})`,
+      reply,
+    );
   }
   return sections.map((section) => {
     const text = (bodies.get(section) as string[]).join("\n").trim();
-    if (text === "") throw new ReplyFormatError("revise_paper", `the section "${sectionTitle(section)}" is empty`, reply);
+    if (text === "")
+      throw new ReplyFormatError("revise_paper", `the section "${sectionTitle(section)}" is empty`, reply);
     return { section, text };
   });
 }

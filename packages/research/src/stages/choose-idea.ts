@@ -19,15 +19,23 @@ export interface ChooseIdeaInput {
  * choose_idea: asks the user through askUser when interactive (UserDeclinedError
  * when they decline), else takes the top-ranked idea and says so.
  */
-export const chooseIdea = agenticFunction<ChooseIdeaInput, ChosenIdea>({ name: "choose_idea", doc: CHOOSE_IDEA_DOC }, async ({ ideas, interactive }) => {
-  if (!Array.isArray(ideas) || ideas.length === 0) throw new InvalidInputError("choose_idea needs ideas: a non-empty array of ranked ideas.");
-  const ranked = [...ideas].sort((a, b) => a.rank - b.rank);
-  const top = ranked[0] as Idea;
-  if (!interactive) {
-    return { idea: top, chosenBy: "rank", reason: `The run was not interactive, so the top-ranked of ${ranked.length} ideas was taken.` };
-  }
-  const choices = ranked.map((idea) => `${idea.rank}. ${idea.title}`);
-  const answer = await askUser(CHOOSE_IDEA_QUESTION, { choices });
-  const idea = ranked[choices.indexOf(answer)] as Idea;
-  return { idea, chosenBy: "user", reason: `The user chose "${answer}" from ${ranked.length} ranked ideas.` };
-});
+export const chooseIdea = agenticFunction<ChooseIdeaInput, ChosenIdea>(
+  { name: "choose_idea", doc: CHOOSE_IDEA_DOC },
+  async ({ ideas, interactive }) => {
+    if (!Array.isArray(ideas) || ideas.length === 0)
+      throw new InvalidInputError("choose_idea needs ideas: a non-empty array of ranked ideas.");
+    const ranked = [...ideas].sort((a, b) => a.rank - b.rank);
+    const top = ranked[0] as Idea;
+    if (!interactive) {
+      return {
+        idea: top,
+        chosenBy: "rank",
+        reason: `The run was not interactive, so the top-ranked of ${ranked.length} ideas was taken.`,
+      };
+    }
+    const choices = ranked.map((idea) => `${idea.rank}. ${idea.title}`);
+    const answer = await askUser(CHOOSE_IDEA_QUESTION, { choices });
+    const idea = ranked[choices.indexOf(answer)] as Idea;
+    return { idea, chosenBy: "user", reason: `The user chose "${answer}" from ${ranked.length} ranked ideas.` };
+  },
+);

@@ -20,8 +20,11 @@ export interface ProposeIdeasInput {
 }
 
 /** propose_ideas: research ideas addressing the review's open problems, ranked best first. */
-export const proposeIdeas = agenticFunction<ProposeIdeasInput, Idea[]>({ name: "propose_ideas", doc: PROPOSE_IDEAS_DOC }, async (input, { runtime }) => {
-  const task = requireText("propose_ideas", "task", input.task);
-  const review = requireText("propose_ideas", "literatureReview", input.literatureReview);
-  return parseIdeas(await runtime.exec(`Task: ${task}\n\nLiterature review (unverified):\n${review}`));
-});
+export const proposeIdeas = agenticFunction<ProposeIdeasInput, Idea[]>(
+  { name: "propose_ideas", doc: PROPOSE_IDEAS_DOC },
+  async (input, { runtime }) => {
+    const task = requireText("propose_ideas", "task", input.task);
+    const review = requireText("propose_ideas", "literatureReview", input.literatureReview);
+    return parseIdeas(await runtime.exec(`Task: ${task}\n\nLiterature review (unverified):\n${review}`));
+  },
+);

@@ -25,8 +25,11 @@ export interface ReviewPaperInput {
 }
 
 /** review_paper: a reviewer's critique with five scores and an accept/revise decision. */
-export const reviewPaper = agenticFunction<ReviewPaperInput, PaperReview>({ name: "review_paper", doc: REVIEW_PAPER_DOC }, async (input, { runtime }) => {
-  const task = requireText("review_paper", "task", input.task);
-  const paper = requireText("review_paper", "paper", input.paper);
-  return parseReview(await runtime.exec(`Task: ${task}\n\nPaper draft:\n${paper}`));
-});
+export const reviewPaper = agenticFunction<ReviewPaperInput, PaperReview>(
+  { name: "review_paper", doc: REVIEW_PAPER_DOC },
+  async (input, { runtime }) => {
+    const task = requireText("review_paper", "task", input.task);
+    const paper = requireText("review_paper", "paper", input.paper);
+    return parseReview(await runtime.exec(`Task: ${task}\n\nPaper draft:\n${paper}`));
+  },
+);

@@ -23,13 +23,16 @@ export interface RevisePaperInput {
 }
 
 /** revise_paper: the whole paper revised to address the review, section by section. */
-export const revisePaper = agenticFunction<RevisePaperInput, SectionDraft[]>({ name: "revise_paper", doc: REVISE_PAPER_DOC }, async (input, { runtime }) => {
-  const sections = resolveSections(input.sections);
-  const content = [
-    `Task: ${requireText("revise_paper", "task", input.task)}`,
-    `Sections: ${sections.map(sectionTitle).join(", ")}`,
-    `Paper draft:\n${requireText("revise_paper", "paper", input.paper)}`,
-    `Review:\n${requireText("revise_paper", "review", input.review)}`,
-  ].join("\n\n");
-  return parseRevision(await runtime.exec(content), sections);
-});
+export const revisePaper = agenticFunction<RevisePaperInput, SectionDraft[]>(
+  { name: "revise_paper", doc: REVISE_PAPER_DOC },
+  async (input, { runtime }) => {
+    const sections = resolveSections(input.sections);
+    const content = [
+      `Task: ${requireText("revise_paper", "task", input.task)}`,
+      `Sections: ${sections.map(sectionTitle).join(", ")}`,
+      `Paper draft:\n${requireText("revise_paper", "paper", input.paper)}`,
+      `Review:\n${requireText("revise_paper", "review", input.review)}`,
+    ].join("\n\n");
+    return parseRevision(await runtime.exec(content), sections);
+  },
+);

@@ -22,5 +22,6 @@ Reply in Markdown with exactly these three level-2 headings, in this order, and 
 /** survey_literature: a structured literature review of the task from the model's knowledge, flagged unverified. */
 export const surveyLiterature = agenticFunction<{ task: string }, LiteratureReview>(
   { name: "survey_literature", doc: SURVEY_LITERATURE_DOC },
-  async ({ task }, { runtime }) => parseLiteratureReview(await runtime.exec(`Task: ${requireText("survey_literature", "task", task)}`)),
+  async ({ task }, { runtime }) =>
+    parseLiteratureReview(await runtime.exec(`Task: ${requireText("survey_literature", "task", task)}`)),
 );

@@ -33,17 +33,21 @@ export interface WriteSectionInput {
 }
 
 /** write_section: one section of the paper, consistent with the ones written before it. */
-export const writeSection = agenticFunction<WriteSectionInput, SectionDraft>({ name: "write_section", doc: WRITE_SECTION_DOC }, async (input, { runtime }) => {
-  const section = canonicalSection(requireText("write_section", "section", input.section));
-  if (section === null) throw new InvalidInputError(`write_section: unknown section ${JSON.stringify(input.section)}.`);
-  const earlier = (input.previousSections ?? []).map(renderSection).join("\n");
-  const content = [
-    `Task: ${requireText("write_section", "task", input.task)}`,
-    `Section: ${section}`,
-    `Chosen idea: ${requireText("write_section", "idea.title", input.idea?.title)}\n${input.idea.summary}`,
-    `Experiment plan:\n${requireText("write_section", "experimentPlan", input.experimentPlan)}`,
-    `Literature review (unverified):\n${requireText("write_section", "literatureReview", input.literatureReview)}`,
-    `Sections written so far:\n${earlier || "(none)"}`,
-  ].join("\n\n");
-  return { section, text: parseSectionText(await runtime.exec(content), section) };
-});
+export const writeSection = agenticFunction<WriteSectionInput, SectionDraft>(
+  { name: "write_section", doc: WRITE_SECTION_DOC },
+  async (input, { runtime }) => {
+    const section = canonicalSection(requireText("write_section", "section", input.section));
+    if (section === null)
+      throw new InvalidInputError(`write_section: unknown section ${JSON.stringify(input.section)}.`);
+    const earlier = (input.previousSections ?? []).map(renderSection).join("\n");
+    const content = [
+      `Task: ${requireText("write_section", "task", input.task)}`,
+      `Section: ${section}`,
+      `Chosen idea: ${requireText("write_section", "idea.title", input.idea?.title)}\n${input.idea.summary}`,
+      `Experiment plan:\n${requireText("write_section", "experimentPlan", input.experimentPlan)}`,
+      `Literature review (unverified):\n${requireText("write_section", "literatureReview", input.literatureReview)}`,
+      `Sections written so far:\n${earlier || "(none)"}`,
+    ].join("\n\n");
+    return { section, text: parseSectionText(await runtime.exec(content), section) };
+  },
+);

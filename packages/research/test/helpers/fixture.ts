@@ -4,7 +4,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRuntime, type Runtime } from "@openprogram/session-context";
-import { createTempStore, startFakeOpenAIServer, type FakeOpenAIServer, type FakeReplyHandler, type TempStore } from "@openprogram/session-context/testing";
+import {
+  createTempStore,
+  startFakeOpenAIServer,
+  type FakeOpenAIServer,
+  type FakeReplyHandler,
+  type TempStore,
+} from "@openprogram/session-context/testing";
 
 /** Everything a research test needs; `close()` removes it all. */
 export interface ResearchFixture {

@@ -25,8 +25,13 @@ export const MODEL_STAGE_DOCS: Record<string, string> = {
 /** The stage a request came from, by its system message; throws when it matches no doc. */
 export function stageOf(request: ReceivedRequest): string {
   const system = request.json.messages?.[0];
-  const stage = Object.entries(MODEL_STAGE_DOCS).find(([, doc]) => system?.role === "system" && system.content === doc)?.[0];
-  if (!stage) throw new Error(`request #${request.path} has no stage doc as its system message: ${JSON.stringify(system?.content.slice(0, 80))}`);
+  const stage = Object.entries(MODEL_STAGE_DOCS).find(
+    ([, doc]) => system?.role === "system" && system.content === doc,
+  )?.[0];
+  if (!stage)
+    throw new Error(
+      `request #${request.path} has no stage doc as its system message: ${JSON.stringify(system?.content.slice(0, 80))}`,
+    );
   return stage;
 }
 
@@ -98,7 +103,15 @@ function cannedReply(stage: string, request: ReceivedRequest, mark: string, deci
       return `## ${sectionTitle(section)}\n\nThe ${section} text [${mark}].`;
     }
     case "review_paper":
-      return [`Solid but vague [${mark}].`, "Novelty: 6", "Soundness: 5", "Clarity: 7", "Significance: 7", "Overall: 6", `Decision: ${decision}`].join("\n");
+      return [
+        `Solid but vague [${mark}].`,
+        "Novelty: 6",
+        "Soundness: 5",
+        "Clarity: 7",
+        "Significance: 7",
+        "Overall: 6",
+        `Decision: ${decision}`,
+      ].join("\n");
     case "revise_paper": {
       const sections = /^Sections: (.+)$/m.exec(contentOf(request))?.[1]?.split(", ") ?? [];
       return sections.map((title) => `## ${title}\n\nRevised ${title.toLowerCase()} [${mark}].`).join("\n\n");

@@ -51,12 +51,15 @@ export function agenticFunction<Input = Record<string, unknown>, Output = unknow
   impl: (input: Input, call: AgenticCallContext) => Promise<Output> | Output,
 ): AgenticFunction<Input, Output> {
   const declaration = validateSpec(spec);
-  if (typeof impl !== "function") throw new InvalidInputError(`agenticFunction(${declaration.name}): the implementation must be a function.`);
+  if (typeof impl !== "function")
+    throw new InvalidInputError(`agenticFunction(${declaration.name}): the implementation must be a function.`);
 
   const call = async (input: Input): Promise<Output> => {
     const context = requireContext(`The agentic function ${declaration.name}`);
     if (input !== undefined && (input === null || typeof input !== "object" || Array.isArray(input))) {
-      throw new InvalidInputError(`${declaration.name} takes one input object, not ${Array.isArray(input) ? "an array" : String(input === null ? "null" : typeof input)}.`);
+      throw new InvalidInputError(
+        `${declaration.name} takes one input object, not ${Array.isArray(input) ? "an array" : String(input === null ? "null" : typeof input)}.`,
+      );
     }
     if (context.signal.aborted) throw new CancelledError(context.signal.reason);
     const parent = callIdOf(context);
@@ -71,8 +74,14 @@ export function agenticFunction<Input = Record<string, unknown>, Output = unknow
       parent === null ? { atHead: true, rootMarker: "ROOT" } : {},
     );
     const started = performance.now();
-    const inner: ActiveContext = Object.freeze({ ...context, call: { id: node.id, name: declaration.name, doc: declaration.doc } });
-    const finished = (): Record<string, unknown> => ({ duration_seconds: (performance.now() - started) / 1000, finished_at: nowSeconds() });
+    const inner: ActiveContext = Object.freeze({
+      ...context,
+      call: { id: node.id, name: declaration.name, doc: declaration.doc },
+    });
+    const finished = (): Record<string, unknown> => ({
+      duration_seconds: (performance.now() - started) / 1000,
+      finished_at: nowSeconds(),
+    });
     let result: Output;
     try {
       result = await runWithContext(inner, () =>
@@ -90,7 +99,10 @@ export function agenticFunction<Input = Record<string, unknown>, Output = unknow
       });
       throw error;
     }
-    await context.writer.update(node.id, { output: toRecordable(result), metadata: { status: "completed", ...finished() } });
+    await context.writer.update(node.id, {
+      output: toRecordable(result),
+      metadata: { status: "completed", ...finished() },
+    });
     return result;
   };
 
@@ -116,11 +128,15 @@ const missingRuntime: Runtime = Object.freeze({
 });
 
 function validateSpec(spec: AgenticFunctionSpec): Required<AgenticFunctionSpec> {
-  if (!spec || typeof spec !== "object") throw new InvalidInputError("agenticFunction(spec, impl): spec must be { name, doc }.");
+  if (!spec || typeof spec !== "object")
+    throw new InvalidInputError("agenticFunction(spec, impl): spec must be { name, doc }.");
   if (typeof spec.name !== "string" || !NAME_PATTERN.test(spec.name)) {
-    throw new InvalidInputError(`agenticFunction: name ${JSON.stringify(spec.name)} must start with a letter or '_' and use letters, digits, '_', '.' or '-'.`);
+    throw new InvalidInputError(
+      `agenticFunction: name ${JSON.stringify(spec.name)} must start with a letter or '_' and use letters, digits, '_', '.' or '-'.`,
+    );
   }
-  if (typeof spec.doc !== "string") throw new InvalidInputError(`agenticFunction(${spec.name}): doc must be a string: the function's instructions.`);
+  if (typeof spec.doc !== "string")
+    throw new InvalidInputError(`agenticFunction(${spec.name}): doc must be a string: the function's instructions.`);
   const expose = spec.expose ?? "io";
   if (expose !== "io" && expose !== "output" && expose !== "hidden") {
     throw new InvalidInputError(`agenticFunction(${spec.name}): expose must be "io", "output" or "hidden".`);

@@ -52,8 +52,15 @@ export async function askUser(question: string, options: AskUserOptions = {}): P
       ...(options.default !== undefined ? { default: options.default } : {}),
     },
   });
-  const close = async (outcome: AskOutcome, output: string | null, extra: Record<string, unknown> = {}): Promise<void> => {
-    await context.writer.update(node.id, { output, metadata: { status: outcome, answered_at: nowSeconds(), ...extra } });
+  const close = async (
+    outcome: AskOutcome,
+    output: string | null,
+    extra: Record<string, unknown> = {},
+  ): Promise<void> => {
+    await context.writer.update(node.id, {
+      output,
+      metadata: { status: outcome, answered_at: nowSeconds(), ...extra },
+    });
     context.emit({ type: "question_closed", sessionId: context.sessionId, questionId: node.id, outcome });
   };
 
@@ -66,7 +73,13 @@ export async function askUser(question: string, options: AskUserOptions = {}): P
   await context.setStatus("needs_input");
   context.emit({ type: "question", sessionId: context.sessionId, questionId: node.id, question, choices, timeoutMs });
   try {
-    const response = await waitForAnswer(context, { questionId: node.id, question, choices, timeoutMs, default: options.default });
+    const response = await waitForAnswer(context, {
+      questionId: node.id,
+      question,
+      choices,
+      timeoutMs,
+      default: options.default,
+    });
     if (response.kind === "decline") {
       await close("declined", null, response.reason ? { reason: response.reason } : {});
       throw new UserDeclinedError(question);
@@ -100,7 +113,13 @@ class TimedOut extends Error {}
 /** Races the asker against the timeout and the turn's signal; the asker's signal aborts when it loses. */
 function waitForAnswer(
   context: ActiveContext,
-  request: { questionId: string; question: string; choices: string[] | null; timeoutMs: number | null; default?: string | undefined },
+  request: {
+    questionId: string;
+    question: string;
+    choices: string[] | null;
+    timeoutMs: number | null;
+    default?: string | undefined;
+  },
 ): Promise<AskResponse> {
   const asker = context.asker as NonNullable<ActiveContext["asker"]>;
   return new Promise<AskResponse>((resolve, reject) => {
@@ -112,7 +131,8 @@ function waitForAnswer(
       if (abortReason !== undefined) controller.abort(abortReason);
       finish();
     };
-    const onCancel = (): void => settle(() => reject(new CancelledError(context.signal.reason)), context.signal.reason ?? new Error("cancelled"));
+    const onCancel = (): void =>
+      settle(() => reject(new CancelledError(context.signal.reason)), context.signal.reason ?? new Error("cancelled"));
     if (context.signal.aborted) {
       onCancel();
       return;
@@ -122,10 +142,15 @@ function waitForAnswer(
       timer = setTimeout(() => settle(() => reject(new TimedOut()), new TimedOut()), request.timeoutMs);
     }
     const { default: fallback, ...rest } = request;
-    asker.ask({ ...rest, sessionId: context.sessionId, ...(fallback !== undefined ? { default: fallback } : {}) }, { signal: controller.signal }).then(
-      (response) => settle(() => resolve(response)),
-      (error: unknown) => settle(() => reject(error instanceof Error ? error : new Error(String(error)))),
-    );
+    asker
+      .ask(
+        { ...rest, sessionId: context.sessionId, ...(fallback !== undefined ? { default: fallback } : {}) },
+        { signal: controller.signal },
+      )
+      .then(
+        (response) => settle(() => resolve(response)),
+        (error: unknown) => settle(() => reject(error instanceof Error ? error : new Error(String(error)))),
+      );
   });
 }
 
@@ -139,23 +164,32 @@ async function restoreRunning(context: ActiveContext): Promise<void> {
 }
 
 function normaliseAnswer(value: unknown, choices: string[] | null, question: string): string {
-  if (typeof value !== "string") throw new InvalidAnswerError(`The answer to ${JSON.stringify(question)} must be a string, not ${typeof value}.`);
+  if (typeof value !== "string")
+    throw new InvalidAnswerError(`The answer to ${JSON.stringify(question)} must be a string, not ${typeof value}.`);
   if (!choices) return value;
   if (choices.includes(value)) return value;
   const position = /^\d+$/.test(value.trim()) ? Number(value.trim()) : NaN;
   if (position >= 1 && position <= choices.length) return choices[position - 1] as string;
-  throw new InvalidAnswerError(`${JSON.stringify(value)} is not one of the choices for ${JSON.stringify(question)}: ${choices.join(", ")}.`);
+  throw new InvalidAnswerError(
+    `${JSON.stringify(value)} is not one of the choices for ${JSON.stringify(question)}: ${choices.join(", ")}.`,
+  );
 }
 
 function validate(question: string, options: AskUserOptions): void {
-  if (typeof question !== "string" || question.trim() === "") throw new InvalidInputError("askUser(question): question must be a non-empty string.");
+  if (typeof question !== "string" || question.trim() === "")
+    throw new InvalidInputError("askUser(question): question must be a non-empty string.");
   if (options.choices !== undefined) {
-    if (!Array.isArray(options.choices) || options.choices.length === 0 || options.choices.some((choice) => typeof choice !== "string")) {
+    if (
+      !Array.isArray(options.choices) ||
+      options.choices.length === 0 ||
+      options.choices.some((choice) => typeof choice !== "string")
+    ) {
       throw new InvalidInputError("askUser: choices must be a non-empty array of strings.");
     }
   }
   if (options.timeoutMs !== undefined && (!Number.isFinite(options.timeoutMs) || options.timeoutMs <= 0)) {
     throw new InvalidInputError("askUser: timeoutMs must be a positive number of milliseconds.");
   }
-  if (options.default !== undefined && typeof options.default !== "string") throw new InvalidInputError("askUser: default must be a string.");
+  if (options.default !== undefined && typeof options.default !== "string")
+    throw new InvalidInputError("askUser: default must be a string.");
 }

@@ -29,7 +29,9 @@ export function createScriptedAsker(answers: readonly ScriptedAnswer[], source =
       questions.push(request);
       const next = queue.shift();
       if (next === undefined) {
-        throw new ScriptExhaustedError(`No scripted answer left for the question ${JSON.stringify(request.question)}; add one to ${source}.`);
+        throw new ScriptExhaustedError(
+          `No scripted answer left for the question ${JSON.stringify(request.question)}; add one to ${source}.`,
+        );
       }
       if (typeof next === "string") return { kind: "answer", value: next };
       if (next.delayMs) await delay(next.delayMs, signal);
@@ -45,7 +47,9 @@ export function readAnswersFile(path: string): ScriptedAnswer[] {
   try {
     text = readFileSync(path, "utf8");
   } catch (error) {
-    throw new InvalidInputError(`Cannot read the answers file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`);
+    throw new InvalidInputError(
+      `Cannot read the answers file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`,
+    );
   }
   const trimmed = text.trim();
   if (trimmed.startsWith("[")) {
@@ -53,10 +57,14 @@ export function readAnswersFile(path: string): ScriptedAnswer[] {
     try {
       parsed = JSON.parse(trimmed);
     } catch (error) {
-      throw new InvalidInputError(`The answers file ${path} starts like JSON but is not valid JSON: ${(error as Error).message}.`);
+      throw new InvalidInputError(
+        `The answers file ${path} starts like JSON but is not valid JSON: ${(error as Error).message}.`,
+      );
     }
     if (!Array.isArray(parsed) || !parsed.every(isScriptedAnswer)) {
-      throw new InvalidInputError(`The answers file ${path} must be a JSON array of strings or {"answer"|"decline"} objects.`);
+      throw new InvalidInputError(
+        `The answers file ${path} must be a JSON array of strings or {"answer"|"decline"} objects.`,
+      );
     }
     return parsed;
   }

@@ -47,7 +47,8 @@ export function createTerminalAsker(options: TerminalAskerOptions = {}): Asker {
           rl.question(`${request.choices ? "Choose a number" : "Answer"}${hint} (/decline to refuse): `, (line) => {
             const text = line.trim();
             if (text === "/decline") return finish(() => resolve({ kind: "decline" }));
-            if (text === "" && request.default !== undefined) return finish(() => resolve({ kind: "answer", value: request.default as string }));
+            if (text === "" && request.default !== undefined)
+              return finish(() => resolve({ kind: "answer", value: request.default as string }));
             if (!request.choices) return finish(() => resolve({ kind: "answer", value: line }));
             const position = Number(text);
             if (Number.isInteger(position) && position >= 1 && position <= request.choices.length) {

@@ -35,7 +35,12 @@ export function currentSessionIfAny(): CurrentSession | undefined {
 }
 
 function describe(context: ActiveContext): CurrentSession {
-  return { sessionId: context.sessionId, writer: context.writer, source: context.source, sessionsRoot: context.db.root };
+  return {
+    sessionId: context.sessionId,
+    writer: context.writer,
+    source: context.source,
+    sessionsRoot: context.db.root,
+  };
 }
 
 /** The current turn's id. Throws when no context is installed. */

@@ -26,7 +26,10 @@ export function relaySessionEvent(event: SessionEvent): void {
  * `status` (e.g. "killed" after a child process was killed), through the
  * current context so the change is streamed too. Returns the nodes changed.
  */
-export async function recordAbandonedNodes(nodeIds: readonly string[], status: "killed" | "interrupted"): Promise<SessionNode[]> {
+export async function recordAbandonedNodes(
+  nodeIds: readonly string[],
+  status: "killed" | "interrupted",
+): Promise<SessionNode[]> {
   const context = requireContext("recordAbandonedNodes()");
   if (!context.db.hasSession(context.sessionId)) throw new SessionNotFoundError(context.sessionId);
   const wanted = new Set(nodeIds);

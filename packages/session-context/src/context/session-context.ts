@@ -9,7 +9,13 @@ import type { SessionStatus } from "../store/types.js";
 import { readContextCarrier, type ContextCarrier } from "./carrier.js";
 import type { SessionEvent, SessionEventSink } from "./events.js";
 import { activeContext, runWithContext } from "./storage.js";
-import { CONTEXT_PROTOCOL, type ActiveContext, type SessionContextOptions, type SessionHandle, type TurnState } from "./types.js";
+import {
+  CONTEXT_PROTOCOL,
+  type ActiveContext,
+  type SessionContextOptions,
+  type SessionHandle,
+  type TurnState,
+} from "./types.js";
 
 type SessionFn<T> = (session: SessionHandle) => Promise<T> | T;
 
@@ -28,19 +34,27 @@ const NEVER_ABORTED = new AbortController().signal;
  */
 export function sessionContext<T>(fn: SessionFn<T>): Promise<T>;
 export function sessionContext<T>(options: SessionContextOptions, fn: SessionFn<T>): Promise<T>;
-export async function sessionContext<T>(first: SessionContextOptions | SessionFn<T>, second?: SessionFn<T>): Promise<T> {
+export async function sessionContext<T>(
+  first: SessionContextOptions | SessionFn<T>,
+  second?: SessionFn<T>,
+): Promise<T> {
   const [options, fn] = typeof first === "function" ? [{}, first] : [first ?? {}, second];
   if (typeof fn !== "function") throw new InvalidInputError("sessionContext(options, fn): fn must be a function.");
   if (options.callerId !== undefined && typeof options.callerId !== "string") {
-    throw new InvalidInputError("sessionContext: callerId must be a node id string (\"\" for the top level).");
+    throw new InvalidInputError('sessionContext: callerId must be a node id string ("" for the top level).');
   }
   const outer = activeContext();
-  const carrier = options.sessionId === undefined && !outer && options.fromEnvironment !== false ? readContextCarrier() : null;
+  const carrier =
+    options.sessionId === undefined && !outer && options.fromEnvironment !== false ? readContextCarrier() : null;
   const db = options.db ?? outer?.db ?? openStore(carrier?.sessionsRoot ? { root: carrier.sessionsRoot } : {});
 
   const { sessionId, created } = await openSession(db, options, carrier);
   const joinsOuter =
-    outer !== undefined && outer.sessionId === sessionId && outer.db.root === db.root && options.turnId === undefined && options.callerId === undefined;
+    outer !== undefined &&
+    outer.sessionId === sessionId &&
+    outer.db.root === db.root &&
+    options.turnId === undefined &&
+    options.callerId === undefined;
   const joinsRemote = options.callerId !== undefined || carrier !== null;
   const turn: TurnState = joinsOuter
     ? outer.turn
@@ -113,8 +127,16 @@ export async function sessionContext<T>(first: SessionContextOptions | SessionFn
   return outcome.value;
 }
 
-async function openSession(db: SessionDB, options: SessionContextOptions, carrier: ContextCarrier | null): Promise<{ sessionId: string; created: boolean }> {
-  const create = { agentId: options.agentId ?? "main", source: options.source ?? (carrier ? "process" : "code"), title: options.title ?? "" };
+async function openSession(
+  db: SessionDB,
+  options: SessionContextOptions,
+  carrier: ContextCarrier | null,
+): Promise<{ sessionId: string; created: boolean }> {
+  const create = {
+    agentId: options.agentId ?? "main",
+    source: options.source ?? (carrier ? "process" : "code"),
+    title: options.title ?? "",
+  };
   const requested = options.sessionId ?? carrier?.sessionId;
   if (requested !== undefined) {
     assertValidSessionId(requested);
@@ -136,7 +158,9 @@ function eventEmitter(sink: SessionEventSink | null): (event: SessionEvent) => v
     try {
       sink(event);
     } catch (error) {
-      process.emitWarning(`An onEvent sink threw on a ${event.type} event: ${(error as Error).message}`, { code: "OPENPROGRAM_EVENT_SINK" });
+      process.emitWarning(`An onEvent sink threw on a ${event.type} event: ${(error as Error).message}`, {
+        code: "OPENPROGRAM_EVENT_SINK",
+      });
     }
   };
 }

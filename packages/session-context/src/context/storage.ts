@@ -34,7 +34,11 @@ function claimSlot(): ContextSlot {
     }
     return existing;
   }
-  const slot: ContextSlot = { protocol: CONTEXT_PROTOCOL, version: PACKAGE_VERSION, storage: new AsyncLocalStorage<ActiveContext>() };
+  const slot: ContextSlot = {
+    protocol: CONTEXT_PROTOCOL,
+    version: PACKAGE_VERSION,
+    storage: new AsyncLocalStorage<ActiveContext>(),
+  };
   Object.defineProperty(holder, SLOT_KEY, { value: slot, enumerable: false, configurable: false, writable: false });
   return slot;
 }

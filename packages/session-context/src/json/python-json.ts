@@ -48,7 +48,9 @@ function writeValue(value: unknown, parts: string[], seen: Set<object>): void {
       parts.push(value ? "true" : "false");
       return;
     case "bigint":
-      throw new InvalidNodeError(`Cannot serialise the BigInt ${value.toString()} as JSON; convert it to a string or number.`);
+      throw new InvalidNodeError(
+        `Cannot serialise the BigInt ${value.toString()} as JSON; convert it to a string or number.`,
+      );
     case "function":
     case "symbol":
     case "undefined":
@@ -63,7 +65,8 @@ function writeValue(value: unknown, parts: string[], seen: Set<object>): void {
     return;
   }
   if (seen.has(object)) throw new InvalidNodeError("Cannot serialise a value that contains a cycle as JSON.");
-  if (seen.size >= MAX_JSON_DEPTH) throw new InvalidNodeError(`Cannot store a value nested deeper than ${MAX_JSON_DEPTH} levels.`);
+  if (seen.size >= MAX_JSON_DEPTH)
+    throw new InvalidNodeError(`Cannot store a value nested deeper than ${MAX_JSON_DEPTH} levels.`);
   seen.add(object);
   if (Array.isArray(object)) {
     parts.push("[");

@@ -32,7 +32,10 @@ export function toRecordable(value: unknown, depth = 0, seen: Set<object> = new 
   seen.add(object);
   try {
     if (Array.isArray(object)) return object.map((item) => toRecordable(item, depth + 1, seen));
-    if (object instanceof Map) return Object.fromEntries([...object].map(([k, v]) => [mapKey(k, depth, seen), toRecordable(v, depth + 1, seen)]));
+    if (object instanceof Map)
+      return Object.fromEntries(
+        [...object].map(([k, v]) => [mapKey(k, depth, seen), toRecordable(v, depth + 1, seen)]),
+      );
     if (object instanceof Set) return [...object].map((item) => toRecordable(item, depth + 1, seen));
     if (ArrayBuffer.isView(object)) return `<${object.constructor.name} ${object.byteLength} bytes>`;
     const prototype = Object.getPrototypeOf(object) as object | null;

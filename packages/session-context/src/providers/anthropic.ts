@@ -40,13 +40,24 @@ export class AnthropicProvider implements ModelProvider {
       };
     } catch (error) {
       if (error instanceof ProviderError) throw error;
-      if (options.signal.aborted || error instanceof Anthropic.APIUserAbortError) throw new CancelledError(options.signal.reason);
+      if (options.signal.aborted || error instanceof Anthropic.APIUserAbortError)
+        throw new CancelledError(options.signal.reason);
       if (error instanceof Anthropic.APIConnectionError) {
-        throw new ProviderError(this.name, null, `could not reach ${this.options.baseUrl ?? "api.anthropic.com"} (${error.message})`, { cause: error });
+        throw new ProviderError(
+          this.name,
+          null,
+          `could not reach ${this.options.baseUrl ?? "api.anthropic.com"} (${error.message})`,
+          { cause: error },
+        );
       }
       if (error instanceof Anthropic.APIError) {
         const body = error.error as { error?: { message?: string } } | undefined;
-        throw new ProviderError(this.name, typeof error.status === "number" ? error.status : null, body?.error?.message ?? error.message, { cause: error });
+        throw new ProviderError(
+          this.name,
+          typeof error.status === "number" ? error.status : null,
+          body?.error?.message ?? error.message,
+          { cause: error },
+        );
       }
       throw new ProviderError(this.name, null, (error as Error)?.message ?? String(error), { cause: error });
     } finally {

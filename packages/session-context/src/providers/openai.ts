@@ -38,10 +38,20 @@ export class OpenAIChatProvider implements ModelProvider {
     if (error instanceof ProviderError) return error;
     if (signal.aborted || error instanceof OpenAI.APIUserAbortError) return new CancelledError(signal.reason);
     if (error instanceof OpenAI.APIConnectionError) {
-      return new ProviderError(this.name, null, `could not reach ${this.options.baseUrl ?? "api.openai.com"} (${error.message})`, { cause: error });
+      return new ProviderError(
+        this.name,
+        null,
+        `could not reach ${this.options.baseUrl ?? "api.openai.com"} (${error.message})`,
+        { cause: error },
+      );
     }
     if (error instanceof OpenAI.APIError) {
-      return new ProviderError(this.name, typeof error.status === "number" ? error.status : null, providerMessage(error), { cause: error });
+      return new ProviderError(
+        this.name,
+        typeof error.status === "number" ? error.status : null,
+        providerMessage(error),
+        { cause: error },
+      );
     }
     return new ProviderError(this.name, null, (error as Error)?.message ?? String(error), { cause: error });
   }

@@ -55,11 +55,17 @@ export class ScriptedProvider implements ModelProvider {
     try {
       parsed = JSON.parse(readFileSync(path, "utf8"));
     } catch (error) {
-      throw new ProviderConfigError("OPENPROGRAM_SCRIPT", `OPENPROGRAM_SCRIPT=${path} is not a readable JSON file: ${(error as Error).message}`);
+      throw new ProviderConfigError(
+        "OPENPROGRAM_SCRIPT",
+        `OPENPROGRAM_SCRIPT=${path} is not a readable JSON file: ${(error as Error).message}`,
+      );
     }
     const entries = Array.isArray(parsed) ? parsed : (parsed as { replies?: unknown } | null)?.replies;
     if (!Array.isArray(entries)) {
-      throw new ProviderConfigError("OPENPROGRAM_SCRIPT", `OPENPROGRAM_SCRIPT=${path} must hold a JSON array of replies (or {"replies": [...]}).`);
+      throw new ProviderConfigError(
+        "OPENPROGRAM_SCRIPT",
+        `OPENPROGRAM_SCRIPT=${path} must hold a JSON array of replies (or {"replies": [...]}).`,
+      );
     }
     return new ScriptedProvider(entries as ScriptEntry[], { ...options, source: path });
   }

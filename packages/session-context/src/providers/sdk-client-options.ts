@@ -16,7 +16,13 @@ export interface HttpProviderOptions {
 export function sdkClientOptions(
   options: HttpProviderOptions,
   onRequestBody: ((body: string) => void) | undefined,
-): { apiKey: string; baseURL?: string; maxRetries: number; timeout: number; fetch: (url: string | URL | Request, init?: RequestInit) => Promise<Response> } {
+): {
+  apiKey: string;
+  baseURL?: string;
+  maxRetries: number;
+  timeout: number;
+  fetch: (url: string | URL | Request, init?: RequestInit) => Promise<Response>;
+} {
   return {
     apiKey: options.apiKey,
     ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),

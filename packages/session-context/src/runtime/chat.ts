@@ -18,12 +18,20 @@ export interface ChatOptions extends ExecOptions {
  */
 export async function chat(text: string, options: ChatOptions = {}): Promise<string> {
   const context = requireContext("chat()");
-  if (typeof text !== "string" || text.trim() === "") throw new InvalidInputError("chat(text): text must be a non-empty string.");
-  if (callIdOf(context) !== null) throw new InvalidInputError("chat() starts a conversation turn and cannot run inside an agentic function; use runtime.exec there.");
+  if (typeof text !== "string" || text.trim() === "")
+    throw new InvalidInputError("chat(text): text must be a non-empty string.");
+  if (callIdOf(context) !== null)
+    throw new InvalidInputError(
+      "chat() starts a conversation turn and cannot run inside an agentic function; use runtime.exec there.",
+    );
   const runtime = context.runtime;
   if (!runtime) throw new RuntimeMissingError();
-  if (!(runtime instanceof ModelRuntime)) throw new InvalidInputError("chat() needs a runtime made by createRuntime().");
-  const user = await context.writer.append({ role: "user", output: text, caller: "" }, { atHead: true, rootMarker: null });
+  if (!(runtime instanceof ModelRuntime))
+    throw new InvalidInputError("chat() needs a runtime made by createRuntime().");
+  const user = await context.writer.append(
+    { role: "user", output: text, caller: "" },
+    { atHead: true, rootMarker: null },
+  );
   const { nodes, ordered } = sessionNodes(context);
   const system = options.system ?? null;
   const prompt = renderPrompt({ nodes, ordered, callId: null, headId: user.id, system, content: null });

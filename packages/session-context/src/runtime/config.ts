@@ -54,13 +54,21 @@ interface FileConfig extends Partial<Omit<RuntimeConfig, "provider">> {
 export function resolveRuntimeConfig(env: NodeJS.ProcessEnv = process.env): ResolvedRuntimeConfig {
   const file = readConfigFile(env);
   const explicit = nonEmpty(env.OPENPROGRAM_PROVIDER) ?? file.provider;
-  if (explicit === "none") return { config: null, origin: env.OPENPROGRAM_PROVIDER ? "OPENPROGRAM_PROVIDER" : "config.json", explicitlyNone: true };
+  if (explicit === "none")
+    return {
+      config: null,
+      origin: env.OPENPROGRAM_PROVIDER ? "OPENPROGRAM_PROVIDER" : "config.json",
+      explicitlyNone: true,
+    };
   let provider: ProviderName;
   let origin: string;
   if (explicit !== undefined) {
     if (explicit !== "openai" && explicit !== "anthropic" && explicit !== "scripted") {
       const variable = env.OPENPROGRAM_PROVIDER ? "OPENPROGRAM_PROVIDER" : configPath(env);
-      throw new ProviderConfigError(variable, `Unknown provider ${JSON.stringify(explicit)} in ${variable}; use openai, anthropic, scripted or none.`);
+      throw new ProviderConfigError(
+        variable,
+        `Unknown provider ${JSON.stringify(explicit)} in ${variable}; use openai, anthropic, scripted or none.`,
+      );
     }
     provider = explicit;
     origin = env.OPENPROGRAM_PROVIDER ? "OPENPROGRAM_PROVIDER" : "config.json";
@@ -110,7 +118,10 @@ function readConfigFile(env: NodeJS.ProcessEnv): FileConfig {
     throw new ProviderConfigError(path, `${path} is not valid JSON (${(error as Error).message}); fix or remove it.`);
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    throw new ProviderConfigError(path, `${path} must hold a JSON object like {"provider": "openai", "model": "gpt-4o-mini"}.`);
+    throw new ProviderConfigError(
+      path,
+      `${path} must hold a JSON object like {"provider": "openai", "model": "gpt-4o-mini"}.`,
+    );
   }
   return parsed;
 }
@@ -131,7 +142,8 @@ function numberFrom(env: NodeJS.ProcessEnv, variable: string): number | undefine
   const text = nonEmpty(env[variable]);
   if (text === undefined) return undefined;
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 0) throw new ProviderConfigError(variable, `${variable}=${text} must be a non-negative integer.`);
+  if (!Number.isInteger(value) || value < 0)
+    throw new ProviderConfigError(variable, `${variable}=${text} must be a non-negative integer.`);
   return value;
 }
 

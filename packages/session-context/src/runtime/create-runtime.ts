@@ -41,31 +41,44 @@ function buildRuntime(config: RuntimeConfig | ProviderRuntimeConfig): Runtime {
   }
   const settings = config;
   const model = settings.model ?? DEFAULT_MODELS[settings.provider];
-  return new ModelRuntime(buildProvider(settings), model, { maxTokens: settings.maxTokens, temperature: settings.temperature });
+  return new ModelRuntime(buildProvider(settings), model, {
+    maxTokens: settings.maxTokens,
+    temperature: settings.temperature,
+  });
 }
 
 function buildProvider(config: RuntimeConfig): ModelProvider {
   switch (config.provider) {
     case "openai": {
       if (!config.apiKey && !config.baseUrl) {
-        throw new ProviderConfigError("OPENAI_API_KEY", "The openai provider needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server).");
+        throw new ProviderConfigError(
+          "OPENAI_API_KEY",
+          "The openai provider needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local OpenAI-compatible server).",
+        );
       }
       // Local OpenAI-compatible servers accept any key; the SDK insists on one.
       return new OpenAIChatProvider({ apiKey: config.apiKey ?? "not-needed", ...optional(config) });
     }
     case "anthropic": {
-      if (!config.apiKey) throw new ProviderConfigError("ANTHROPIC_API_KEY", "The anthropic provider needs ANTHROPIC_API_KEY.");
+      if (!config.apiKey)
+        throw new ProviderConfigError("ANTHROPIC_API_KEY", "The anthropic provider needs ANTHROPIC_API_KEY.");
       return new AnthropicProvider({ apiKey: config.apiKey, ...optional(config) });
     }
     case "scripted": {
       const log = config.scriptLog ? { logPath: config.scriptLog } : {};
       if (typeof config.script === "string") return ScriptedProvider.fromFile(config.script, log);
       if (Array.isArray(config.script)) return new ScriptedProvider(config.script, log);
-      throw new ProviderConfigError("OPENPROGRAM_SCRIPT", "The scripted provider needs OPENPROGRAM_SCRIPT=<path to a JSON array of replies>.");
+      throw new ProviderConfigError(
+        "OPENPROGRAM_SCRIPT",
+        "The scripted provider needs OPENPROGRAM_SCRIPT=<path to a JSON array of replies>.",
+      );
     }
     default: {
       const unknown: never = config.provider;
-      throw new ProviderConfigError("OPENPROGRAM_PROVIDER", `Unknown provider ${JSON.stringify(unknown)}; use openai, anthropic or scripted.`);
+      throw new ProviderConfigError(
+        "OPENPROGRAM_PROVIDER",
+        `Unknown provider ${JSON.stringify(unknown)}; use openai, anthropic or scripted.`,
+      );
     }
   }
 }

@@ -30,7 +30,8 @@ export class ModelRuntime implements Runtime {
   ) {}
 
   async exec(content: string, options: ExecOptions = {}): Promise<string> {
-    if (typeof content !== "string") throw new InvalidInputError(`runtime.exec(content) needs a string, not ${typeof content}.`);
+    if (typeof content !== "string")
+      throw new InvalidInputError(`runtime.exec(content) needs a string, not ${typeof content}.`);
     const context = requireContext("runtime.exec()");
     const callId = callIdOf(context);
     const { nodes, ordered } = sessionNodes(context);
@@ -44,7 +45,12 @@ export class ModelRuntime implements Runtime {
    * Sends a rendered prompt and records the llm node under `callId` (or on
    * the conversation branch at top level). Core-internal: used by exec and chat.
    */
-  async send(context: ActiveContext, record: PromptRecord, callId: string | null, options: ExecOptions = {}): Promise<string> {
+  async send(
+    context: ActiveContext,
+    record: PromptRecord,
+    callId: string | null,
+    options: ExecOptions = {},
+  ): Promise<string> {
     const signal = options.signal ? AbortSignal.any([options.signal, context.signal]) : context.signal;
     if (signal.aborted) throw new CancelledError(signal.reason);
     const model = options.model ?? this.model;
@@ -76,7 +82,12 @@ export class ModelRuntime implements Runtime {
           output: response.text,
           caller: callId ?? "",
           reads: record.prompt.reads,
-          metadata: { status: "completed", ...metadata(), response_model: response.model, usage: response.usage ?? null },
+          metadata: {
+            status: "completed",
+            ...metadata(),
+            response_model: response.model,
+            usage: response.usage ?? null,
+          },
         },
         placement,
       );
@@ -102,7 +113,10 @@ export class ModelRuntime implements Runtime {
 }
 
 /** The session's nodes, fresh from the store (other processes' writes included). */
-export function sessionNodes(context: ActiveContext): { nodes: ReadonlyMap<string, SessionNode>; ordered: readonly SessionNode[] } {
+export function sessionNodes(context: ActiveContext): {
+  nodes: ReadonlyMap<string, SessionNode>;
+  ordered: readonly SessionNode[];
+} {
   const snapshot = context.db.snapshotSync(context.sessionId);
   return { nodes: snapshot.byId, ordered: snapshot.ordered };
 }

@@ -97,7 +97,8 @@ function renderNode(node: SessionNode, messages: ChatMessage[]): boolean {
   }
   const expose = node.metadata.expose ?? "io";
   if (expose === "hidden") return false;
-  if (expose !== "output") messages.push({ role: "user", content: `Call ${node.name} with input ${canonicalJson(node.input)}` });
+  if (expose !== "output")
+    messages.push({ role: "user", content: `Call ${node.name} with input ${canonicalJson(node.input)}` });
   messages.push({ role: "assistant", content: callResult(node) });
   return true;
 }
@@ -129,7 +130,9 @@ function answerText(node: SessionNode): string {
     case "declined":
       return "(The user declined to answer.)";
     case "timed_out":
-      return node.metadata.used_default ? `(No answer in time; the default was used: ${asText(node.output)})` : "(No answer in time.)";
+      return node.metadata.used_default
+        ? `(No answer in time; the default was used: ${asText(node.output)})`
+        : "(No answer in time.)";
     case "cancelled":
       return "(The question was cancelled.)";
     default:

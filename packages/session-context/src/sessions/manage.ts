@@ -72,7 +72,10 @@ export function buildCallTree(nodes: readonly SessionNode[]): CallTreeNode[] {
 }
 
 /** The session's git history, newest first. */
-export async function sessionGitLog(sessionId: string, options: StoreOption & { maxCount?: number } = {}): Promise<GitLogEntry[]> {
+export async function sessionGitLog(
+  sessionId: string,
+  options: StoreOption & { maxCount?: number } = {},
+): Promise<GitLogEntry[]> {
   const db = options.db ?? openStore();
   if (!db.hasSession(sessionId)) throw new SessionNotFoundError(sessionId);
   return db.gitLog(sessionId, { maxCount: options.maxCount ?? 100 });
@@ -90,7 +93,10 @@ export type ExportFormat = "json" | "md";
  * The whole session as JSON (`{ session, meta, nodes }`) or as a readable
  * Markdown transcript with the call tree.
  */
-export async function exportSession(sessionId: string, options: StoreOption & { format?: ExportFormat } = {}): Promise<string> {
+export async function exportSession(
+  sessionId: string,
+  options: StoreOption & { format?: ExportFormat } = {},
+): Promise<string> {
   const detail = await describeSession(sessionId, options);
   if ((options.format ?? "json") === "json") {
     return `${JSON.stringify({ session: detail.record, meta: detail.meta, nodes: detail.nodes, problems: detail.problems }, null, 2)}\n`;
@@ -112,7 +118,12 @@ function exportMarkdown(detail: SessionDetail): string {
   const walk = (entries: CallTreeNode[], depth: number): void => {
     for (const { node, children } of entries) {
       const status = typeof node.metadata.status === "string" ? node.metadata.status : "";
-      const label = node.role === "user" ? (node.name === "ask_user" ? `ask_user: ${textOf(node.input)}` : "user message") : `${node.role} ${node.name}`;
+      const label =
+        node.role === "user"
+          ? node.name === "ask_user"
+            ? `ask_user: ${textOf(node.input)}`
+            : "user message"
+          : `${node.role} ${node.name}`;
       lines.push(`${"  ".repeat(depth)}- ${label}${status ? ` (${status})` : ""}`);
       walk(children, depth + 1);
     }
@@ -141,8 +152,14 @@ export async function checkStore(options: StoreOption = {}): Promise<StoreHealth
 }
 
 /** Checks a store (or one session) and, with `fix`, repairs what it safely can; see DoctorReport. */
-export async function doctorSessions(options: StoreOption & { sessionId?: string; fix?: boolean } = {}): Promise<DoctorReport> {
+export async function doctorSessions(
+  options: StoreOption & { sessionId?: string; fix?: boolean } = {},
+): Promise<DoctorReport> {
   const db = options.db ?? openStore();
-  if (options.sessionId !== undefined && !existsSync(db.paths(options.sessionId).dir)) throw new SessionNotFoundError(options.sessionId);
-  return doctorStore(db, { ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}), fix: options.fix === true });
+  if (options.sessionId !== undefined && !existsSync(db.paths(options.sessionId).dir))
+    throw new SessionNotFoundError(options.sessionId);
+  return doctorStore(db, {
+    ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
+    fix: options.fix === true,
+  });
 }

@@ -63,7 +63,10 @@ const TEMP_AGE_MS = 60_000;
  * can without losing data, reporting every change. Sessions with a live turn
  * are checked but never repaired.
  */
-export async function doctorStore(db: SessionDB, options: { sessionId?: string; fix?: boolean } = {}): Promise<DoctorReport> {
+export async function doctorStore(
+  db: SessionDB,
+  options: { sessionId?: string; fix?: boolean } = {},
+): Promise<DoctorReport> {
   const fix = options.fix === true;
   const findings: DoctorFinding[] = [];
   if (!existsSync(db.root)) return { root: db.root, sessionsChecked: 0, findings, healthy: true };
@@ -71,7 +74,12 @@ export async function doctorStore(db: SessionDB, options: { sessionId?: string; 
   if (options.sessionId === undefined) await checkRegistryFile(db, findings, fix);
   for (const sessionId of directories) await checkSession(db, sessionId, findings, fix);
   await checkRegistryEntries(db, options.sessionId, findings, fix);
-  return { root: db.root, sessionsChecked: directories.length, findings, healthy: !findings.some((finding) => finding.severity === "error" && !finding.fixed) };
+  return {
+    root: db.root,
+    sessionsChecked: directories.length,
+    findings,
+    healthy: !findings.some((finding) => finding.severity === "error" && !finding.fixed),
+  };
 }
 
 function sessionDirectories(root: string): string[] {
@@ -94,16 +102,30 @@ async function checkRegistryFile(db: SessionDB, findings: DoctorFinding[], fix: 
     }
   }
   if (!problem) return;
-  const finding: DoctorFinding = { sessionId: null, kind: "registry_corrupt", severity: "error", message: `The registry ${problem}.`, path, fixed: false, remedy: "Rebuild it from the sessions' meta.json files (run with --fix)." };
+  const finding: DoctorFinding = {
+    sessionId: null,
+    kind: "registry_corrupt",
+    severity: "error",
+    message: `The registry ${problem}.`,
+    path,
+    fixed: false,
+    remedy: "Rebuild it from the sessions' meta.json files (run with --fix).",
+  };
   if (fix) {
     await db.updateRegistry(() => undefined);
     finding.fixed = true;
-    finding.remedy = "Rebuilt from the sessions' meta.json files (a corrupt file was kept as index.json.corrupt-<time>).";
+    finding.remedy =
+      "Rebuilt from the sessions' meta.json files (a corrupt file was kept as index.json.corrupt-<time>).";
   }
   findings.push(finding);
 }
 
-async function checkRegistryEntries(db: SessionDB, only: string | undefined, findings: DoctorFinding[], fix: boolean): Promise<void> {
+async function checkRegistryEntries(
+  db: SessionDB,
+  only: string | undefined,
+  findings: DoctorFinding[],
+  fix: boolean,
+): Promise<void> {
   let entries: Record<string, SessionRecord>;
   try {
     entries = JSON.parse(readFileSync(join(db.root, INDEX_FILE), "utf8")) as Record<string, SessionRecord>;
@@ -117,15 +139,31 @@ async function checkRegistryEntries(db: SessionDB, only: string | undefined, fin
     if (!meta) continue;
     const entry = entries[sessionId];
     if (!entry) {
-      findings.push({ sessionId, kind: "registry_missing_entry", severity: "error", message: `Session '${sessionId}' is on disk but not in the registry.`, fixed: fix, remedy: fix ? "Added it from meta.json." : "Add it from meta.json (run with --fix)." });
+      findings.push({
+        sessionId,
+        kind: "registry_missing_entry",
+        severity: "error",
+        message: `Session '${sessionId}' is on disk but not in the registry.`,
+        fixed: fix,
+        remedy: fix ? "Added it from meta.json." : "Add it from meta.json (run with --fix).",
+      });
       changes.push((all) => {
         all[sessionId] = registryEntryFromMeta(meta);
       });
       continue;
     }
-    const differing = (["title", "agent_id", "source"] as const).filter((field) => meta[field] !== undefined && entry[field] !== meta[field]);
+    const differing = (["title", "agent_id", "source"] as const).filter(
+      (field) => meta[field] !== undefined && entry[field] !== meta[field],
+    );
     if (differing.length > 0) {
-      findings.push({ sessionId, kind: "registry_mismatch", severity: "warning", message: `The registry's ${differing.join(", ")} differ from meta.json.`, fixed: fix, remedy: fix ? "Copied them from meta.json." : "Copy them from meta.json (run with --fix)." });
+      findings.push({
+        sessionId,
+        kind: "registry_mismatch",
+        severity: "warning",
+        message: `The registry's ${differing.join(", ")} differ from meta.json.`,
+        fixed: fix,
+        remedy: fix ? "Copied them from meta.json." : "Copy them from meta.json (run with --fix).",
+      });
       changes.push((all) => {
         const current = all[sessionId];
         if (current) for (const field of differing) current[field] = meta[field];
@@ -134,8 +172,16 @@ async function checkRegistryEntries(db: SessionDB, only: string | undefined, fin
   }
   if (only === undefined) {
     for (const sessionId of Object.keys(entries)) {
-      if (existsSync(join(db.root, sessionId, "meta.json")) || existsSync(join(db.root, sessionId, "history"))) continue;
-      findings.push({ sessionId, kind: "registry_orphan_entry", severity: "warning", message: `The registry lists '${sessionId}', which is not on disk.`, fixed: fix, remedy: fix ? "Removed the entry." : "Remove the entry (run with --fix)." });
+      if (existsSync(join(db.root, sessionId, "meta.json")) || existsSync(join(db.root, sessionId, "history")))
+        continue;
+      findings.push({
+        sessionId,
+        kind: "registry_orphan_entry",
+        severity: "warning",
+        message: `The registry lists '${sessionId}', which is not on disk.`,
+        fixed: fix,
+        remedy: fix ? "Removed the entry." : "Remove the entry (run with --fix).",
+      });
       changes.push((all) => {
         delete all[sessionId];
       });
@@ -168,7 +214,13 @@ async function checkSession(db: SessionDB, sessionId: string, findings: DoctorFi
     const path = join(paths.history, file);
     if (TEMP_FILE.test(file)) {
       if (Date.now() - statSync(path).mtimeMs < TEMP_AGE_MS) continue;
-      const finding = add({ kind: "temp_leftover", severity: "warning", message: `A temp file from an interrupted write is left in history/.`, path, remedy: "Delete it: the write it belonged to never completed (run with --fix)." });
+      const finding = add({
+        kind: "temp_leftover",
+        severity: "warning",
+        message: `A temp file from an interrupted write is left in history/.`,
+        path,
+        remedy: "Delete it: the write it belonged to never completed (run with --fix).",
+      });
       if (canFix) {
         rmSync(path, { force: true });
         finding.fixed = true;
@@ -183,7 +235,13 @@ async function checkSession(db: SessionDB, sessionId: string, findings: DoctorFi
       nodes.push({ file, node });
       continue;
     }
-    const finding = add({ kind: "corrupt_node", severity: "error", message: "A node file is not valid node JSON.", path, remedy: `Restore it by hand (e.g. git -C ${paths.dir} show HEAD:history/${file}) or move it out of history/.` });
+    const finding = add({
+      kind: "corrupt_node",
+      severity: "error",
+      message: "A node file is not valid node JSON.",
+      path,
+      remedy: `Restore it by hand (e.g. git -C ${paths.dir} show HEAD:history/${file}) or move it out of history/.`,
+    });
     if (canFix) {
       const committed = await committedText(paths, `history/${file}`);
       const restored = committed === null ? null : parseNode(committed);
@@ -201,9 +259,19 @@ async function checkSession(db: SessionDB, sessionId: string, findings: DoctorFi
   let meta = readMeta(paths);
   if (!meta) {
     const missing = !existsSync(paths.meta);
-    const finding = add({ kind: missing ? "missing_meta" : "corrupt_meta", severity: "error", message: `meta.json ${missing ? "is missing" : "is not valid JSON"}.`, path: paths.meta, remedy: "Rebuild it from the history and the registry (run with --fix)." });
+    const finding = add({
+      kind: missing ? "missing_meta" : "corrupt_meta",
+      severity: "error",
+      message: `meta.json ${missing ? "is missing" : "is not valid JSON"}.`,
+      path: paths.meta,
+      remedy: "Rebuild it from the history and the registry (run with --fix).",
+    });
     if (canFix) {
-      meta = rebuildMeta(db, sessionId, nodes.map((entry) => entry.node));
+      meta = rebuildMeta(
+        db,
+        sessionId,
+        nodes.map((entry) => entry.node),
+      );
       const rebuilt = meta;
       await db.withSessionLock(sessionId, async () => {
         if (!missing) renameSync(paths.meta, `${paths.meta}.corrupt-${Date.now()}`);
@@ -221,18 +289,38 @@ async function checkSession(db: SessionDB, sessionId: string, findings: DoctorFi
     const head = meta.head_id ?? null;
     const expected = computeHead(nodes.map((entry) => entry.node));
     if (head !== null && !byId.has(head)) {
-      const finding = add({ kind: "dangling_head", severity: "error", message: `head_id '${head}' names no node of the session.`, path: paths.meta, remedy: "Point it at the last node of the conversation branch (run with --fix)." });
+      const finding = add({
+        kind: "dangling_head",
+        severity: "error",
+        message: `head_id '${head}' names no node of the session.`,
+        path: paths.meta,
+        remedy: "Point it at the last node of the conversation branch (run with --fix).",
+      });
       if (canFix) await repairHead(db, sessionId, paths, expected, finding);
     } else if (head === null && expected !== null) {
-      const finding = add({ kind: "missing_head", severity: "warning", message: "The session has conversation nodes but no head_id.", path: paths.meta, remedy: "Point it at the last node of the conversation branch (run with --fix)." });
+      const finding = add({
+        kind: "missing_head",
+        severity: "warning",
+        message: "The session has conversation nodes but no head_id.",
+        path: paths.meta,
+        remedy: "Point it at the last node of the conversation branch (run with --fix).",
+      });
       if (canFix) await repairHead(db, sessionId, paths, expected, finding);
     }
   }
 
   if (!live) {
-    const unfinished = nodes.filter((entry) => entry.node.metadata.status === "running" || entry.node.metadata.status === "waiting");
+    const unfinished = nodes.filter(
+      (entry) => entry.node.metadata.status === "running" || entry.node.metadata.status === "waiting",
+    );
     for (const { file, node } of unfinished) {
-      const finding = add({ kind: "unfinished_node", severity: "warning", message: `Node ${node.id} (${node.name || node.role}) is still '${String(node.metadata.status)}' but no turn is running.`, path: join(paths.history, file), remedy: "Record it as interrupted (run with --fix)." });
+      const finding = add({
+        kind: "unfinished_node",
+        severity: "warning",
+        message: `Node ${node.id} (${node.name || node.role}) is still '${String(node.metadata.status)}' but no turn is running.`,
+        path: join(paths.history, file),
+        remedy: "Record it as interrupted (run with --fix).",
+      });
       if (canFix) {
         db.invalidate(sessionId);
         await db.updateNode(sessionId, node.id, { metadata: { status: "interrupted", interrupted_at: nowSeconds() } });
@@ -242,16 +330,30 @@ async function checkSession(db: SessionDB, sessionId: string, findings: DoctorFi
     }
     const entry = readRegistryEntry(db, sessionId);
     if (entry && (entry.status === "running" || entry.status === "needs_input")) {
-      const finding = add({ kind: "stuck_status", severity: "warning", message: `The session's status is '${entry.status}' but no turn is running.`, remedy: "Set it to idle (run with --fix)." });
+      const finding = add({
+        kind: "stuck_status",
+        severity: "warning",
+        message: `The session's status is '${entry.status}' but no turn is running.`,
+        remedy: "Set it to idle (run with --fix).",
+      });
       if (canFix) {
         await db.setStatus(sessionId, "idle");
         finding.fixed = true;
         finding.remedy = "Set it to idle.";
       }
     }
-    const pending = existsSync(paths.git) ? await uncommittedPaths(paths) : nodes.length > 0 ? nodes.map((entry) => `history/${entry.file}`) : [];
+    const pending = existsSync(paths.git)
+      ? await uncommittedPaths(paths)
+      : nodes.length > 0
+        ? nodes.map((entry) => `history/${entry.file}`)
+        : [];
     if (pending.length > 0) {
-      const finding = add({ kind: "uncommitted_tail", severity: "warning", message: `${pending.length} change(s) were never committed (${pending.slice(0, 3).join(", ")}${pending.length > 3 ? ", ..." : ""}).`, remedy: "Commit them as a recovery commit (run with --fix)." });
+      const finding = add({
+        kind: "uncommitted_tail",
+        severity: "warning",
+        message: `${pending.length} change(s) were never committed (${pending.slice(0, 3).join(", ")}${pending.length > 3 ? ", ..." : ""}).`,
+        remedy: "Commit them as a recovery commit (run with --fix).",
+      });
       if (canFix && existsSync(paths.meta)) {
         const sha = await commitAll(paths, "doctor: commit uncommitted tail");
         finding.fixed = true;
@@ -277,7 +379,13 @@ async function checkSeqs(
   for (const entry of nodes) {
     const fileSeq = parseNodeFileName(entry.file)?.seq as number;
     if (entry.node.seq !== fileSeq) {
-      const finding = add({ kind: "seq_mismatch", severity: "warning", message: `Node ${entry.node.id} says seq ${entry.node.seq} but its file name says ${fileSeq}.`, path: join(paths.history, entry.file), remedy: "Make the node's seq match its file name (run with --fix)." });
+      const finding = add({
+        kind: "seq_mismatch",
+        severity: "warning",
+        message: `Node ${entry.node.id} says seq ${entry.node.seq} but its file name says ${fileSeq}.`,
+        path: join(paths.history, entry.file),
+        remedy: "Make the node's seq match its file name (run with --fix).",
+      });
       if (canFix) {
         entry.node = { ...entry.node, seq: fileSeq };
         const text = dumpsPython(entry.node);
@@ -296,7 +404,13 @@ async function checkSeqs(
     // The earliest written keeps the seq; the others move to fresh seqs at the end (ids, and so every reference, stay).
     const [, ...later] = [...entries].sort((a, b) => a.node.created_at - b.node.created_at);
     for (const entry of later) {
-      const finding = add({ kind: "duplicate_seq", severity: "error", message: `seq ${seq} is used by more than one node (${entries.map((candidate) => candidate.node.id).join(", ")}).`, path: join(paths.history, entry.file), remedy: "Move the later node to a fresh seq at the end (run with --fix)." });
+      const finding = add({
+        kind: "duplicate_seq",
+        severity: "error",
+        message: `seq ${seq} is used by more than one node (${entries.map((candidate) => candidate.node.id).join(", ")}).`,
+        path: join(paths.history, entry.file),
+        remedy: "Move the later node to a fresh seq at the end (run with --fix).",
+      });
       if (canFix) {
         const moved: SessionNode = { ...entry.node, seq: next };
         const role = ROLE_BY_LETTER[entry.file.split("-")[1] ?? ""] ?? moved.role;
@@ -317,15 +431,28 @@ async function checkSeqs(
   const seqs = [...new Set(takenSeqs)].sort((a, b) => a - b);
   const gaps: number[] = [];
   for (let index = 1; index < seqs.length; index++) {
-    for (let missing = (seqs[index - 1] as number) + 1; missing < (seqs[index] as number); missing++) gaps.push(missing);
+    for (let missing = (seqs[index - 1] as number) + 1; missing < (seqs[index] as number); missing++)
+      gaps.push(missing);
   }
-  if (seqs.length > 0 && (seqs[0] as number) > 0) for (let missing = 0; missing < (seqs[0] as number); missing++) gaps.unshift(missing);
+  if (seqs.length > 0 && (seqs[0] as number) > 0)
+    for (let missing = 0; missing < (seqs[0] as number); missing++) gaps.unshift(missing);
   if (gaps.length > 0) {
-    add({ kind: "seq_gap", severity: "warning", message: `No node has seq ${gaps.slice(0, 10).join(", ")}${gaps.length > 10 ? ", ..." : ""} (left by a write that never completed).`, remedy: "Nothing to do: gaps are harmless and seqs are never reused." });
+    add({
+      kind: "seq_gap",
+      severity: "warning",
+      message: `No node has seq ${gaps.slice(0, 10).join(", ")}${gaps.length > 10 ? ", ..." : ""} (left by a write that never completed).`,
+      remedy: "Nothing to do: gaps are harmless and seqs are never reused.",
+    });
   }
 }
 
-async function repairHead(db: SessionDB, sessionId: string, paths: SessionPaths, head: string | null, finding: DoctorFinding): Promise<void> {
+async function repairHead(
+  db: SessionDB,
+  sessionId: string,
+  paths: SessionPaths,
+  head: string | null,
+  finding: DoctorFinding,
+): Promise<void> {
   await db.withSessionLock(sessionId, async () => {
     const meta = readMeta(paths);
     if (meta) await writeFileAtomic(paths.meta, dumpsPython({ ...meta, head_id: head }));
@@ -336,7 +463,10 @@ async function repairHead(db: SessionDB, sessionId: string, paths: SessionPaths,
 
 /** The last top-level conversation node, following predecessor links from the newest. */
 function computeHead(nodes: SessionNode[]): string | null {
-  const conversation = nodes.filter((node) => node.caller === "" && !(node.role === "user" && node.name === "ask_user") && node.metadata.status !== "failed");
+  const conversation = nodes.filter(
+    (node) =>
+      node.caller === "" && !(node.role === "user" && node.name === "ask_user") && node.metadata.status !== "failed",
+  );
   if (conversation.length === 0) return null;
   const referenced = new Set(conversation.map((node) => node.predecessor));
   // Ties (possible after duplicate seqs) go to the newest node, then the id, so the answer never depends on readdir order.
@@ -382,7 +512,8 @@ function readRegistryEntry(db: SessionDB, sessionId: string): SessionRecord | un
 function parseNode(text: string): SessionNode | null {
   try {
     const value = JSON.parse(text) as Partial<SessionNode> | null;
-    if (!value || typeof value !== "object" || typeof value.id !== "string" || typeof value.role !== "string") return null;
+    if (!value || typeof value !== "object" || typeof value.id !== "string" || typeof value.role !== "string")
+      return null;
     return value as SessionNode;
   } catch {
     return null;

@@ -66,7 +66,10 @@ export interface AcquiredLock {
  * lock) without blocking the event loop. `onWait` runs each time it has to
  * wait, so the caller can tell the holder it is wanted.
  */
-export async function acquireLockFile(lockPath: string, options: LockOptions & { onWait?: () => void } = {}): Promise<AcquiredLock> {
+export async function acquireLockFile(
+  lockPath: string,
+  options: LockOptions & { onWait?: () => void } = {},
+): Promise<AcquiredLock> {
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   let delayMs = 0.5;
   for (;;) {

@@ -74,7 +74,9 @@ export async function ensureRepository(paths: SessionPaths): Promise<SimpleGit> 
       writeExcludes(paths);
     }
   } catch (error) {
-    throw new GitError(`Could not initialise the git repository of ${paths.dir}: ${(error as Error).message}`, { cause: error });
+    throw new GitError(`Could not initialise the git repository of ${paths.dir}: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   prepared.add(paths.dir);
   return git;
@@ -106,7 +108,9 @@ async function clearAbandonedIndexLock(paths: SessionPaths): Promise<void> {
   while (existsSync(lock)) {
     if (Date.now() > deadline) {
       rmSync(lock, { force: true });
-      process.emitWarning(`Removed ${lock}, left by a git process that did not finish (killed mid-commit).`, { code: "OPENPROGRAM_STALE_GIT_LOCK" });
+      process.emitWarning(`Removed ${lock}, left by a git process that did not finish (killed mid-commit).`, {
+        code: "OPENPROGRAM_STALE_GIT_LOCK",
+      });
       return;
     }
     await new Promise((resolve) => setTimeout(resolve, 50));

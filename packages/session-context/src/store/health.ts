@@ -32,13 +32,19 @@ function probeWritable(root: string): HealthCheck {
   try {
     mkdirSync(root, { recursive: true, mode: 0o700 });
   } catch (error) {
-    return { ok: false, detail: `The sessions root ${root} cannot be created (${errnoText(error)}); point OPENPROGRAM_HOME (or the sessions root option) at a writable directory.` };
+    return {
+      ok: false,
+      detail: `The sessions root ${root} cannot be created (${errnoText(error)}); point OPENPROGRAM_HOME (or the sessions root option) at a writable directory.`,
+    };
   }
   const probe = join(root, `.probe-${process.pid}-${randomHex(8)}`);
   try {
     writeFileSync(probe, "", { flag: "wx", mode: 0o600 });
   } catch (error) {
-    return { ok: false, detail: `The sessions root ${root} is not writable (${errnoText(error)}); make it writable by this user or use another root.` };
+    return {
+      ok: false,
+      detail: `The sessions root ${root} is not writable (${errnoText(error)}); make it writable by this user or use another root.`,
+    };
   } finally {
     rmSync(probe, { force: true });
   }
@@ -52,7 +58,10 @@ async function probeGit(): Promise<HealthCheck> {
     gitOkUntil = Date.now() + GIT_OK_FOR_MS;
     return { ok: true, detail: gitDetail };
   } catch (error) {
-    return { ok: false, detail: `git does not run (${(error as Error).message}); every session is a git repository, so install git (e.g. apt-get install git).` };
+    return {
+      ok: false,
+      detail: `git does not run (${(error as Error).message}); every session is a git repository, so install git (e.g. apt-get install git).`,
+    };
   }
 }
 

@@ -6,7 +6,15 @@ import { dumpsPython } from "../json/python-json.js";
 import { DIR_MODE, FILE_MODE, writeFileAtomic } from "./atomic-file.js";
 import { nodeFileName, parseNodeFileName, type SessionPaths } from "./layout.js";
 import { reportStoreProblem } from "./registry.js";
-import type { AppendOptions, HistoryProblem, NodeDraft, NodePatch, NodeRole, SessionMeta, SessionNode } from "./types.js";
+import type {
+  AppendOptions,
+  HistoryProblem,
+  NodeDraft,
+  NodePatch,
+  NodeRole,
+  SessionMeta,
+  SessionNode,
+} from "./types.js";
 
 /** How many sessions' node views stay cached; a dropped view is reloaded from disk on next use. */
 const MAX_CACHED_SESSIONS = 256;
@@ -76,12 +84,19 @@ export class HistoryFiles {
     this.states.delete(paths.history);
   }
 
-  async append(paths: SessionPaths, draft: NodeDraft, options: AppendOptions, readMeta: () => SessionMeta): Promise<{ node: SessionNode; movedHead: boolean }> {
+  async append(
+    paths: SessionPaths,
+    draft: NodeDraft,
+    options: AppendOptions,
+    readMeta: () => SessionMeta,
+  ): Promise<{ node: SessionNode; movedHead: boolean }> {
     const state = this.refresh(paths);
     const role = draft.role;
-    if (!ROLES.has(role)) throw new InvalidNodeError(`Node role must be "user", "llm" or "code", not ${JSON.stringify(role)}.`);
+    if (!ROLES.has(role))
+      throw new InvalidNodeError(`Node role must be "user", "llm" or "code", not ${JSON.stringify(role)}.`);
     const id = draft.id ?? mintNodeId();
-    if (!NODE_ID.test(id)) throw new InvalidNodeError(`Node id ${JSON.stringify(id)} must be 1-64 letters, digits, '_' or '-'.`);
+    if (!NODE_ID.test(id))
+      throw new InvalidNodeError(`Node id ${JSON.stringify(id)} must be 1-64 letters, digits, '_' or '-'.`);
     if (state.byId.has(id)) throw new InvalidNodeError(`Node id ${id} already exists in this session.`);
     const caller = draft.caller ?? "";
     let predecessor = draft.predecessor ?? null;
@@ -126,10 +141,17 @@ export class HistoryFiles {
     return node;
   }
 
-  private async writeNode(paths: SessionPaths, state: HistoryState, fileName: string, node: SessionNode): Promise<void> {
+  private async writeNode(
+    paths: SessionPaths,
+    state: HistoryState,
+    fileName: string,
+    node: SessionNode,
+  ): Promise<void> {
     const text = dumpsPython(node);
     if (text.length > MAX_NODE_BYTES) {
-      throw new InvalidNodeError(`Node ${node.id} serialises to ${text.length} bytes; the limit is ${MAX_NODE_BYTES}. Store large artifacts in the work dir instead.`);
+      throw new InvalidNodeError(
+        `Node ${node.id} serialises to ${text.length} bytes; the limit is ${MAX_NODE_BYTES}. Store large artifacts in the work dir instead.`,
+      );
     }
     state.writing++;
     try {
@@ -283,7 +305,7 @@ function parseNode(raw: string, seqFromName: number): SessionNode | string {
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) return "not a JSON object";
   const node = value as Partial<SessionNode>;
-  if (typeof node.id !== "string" || node.id === "") return "missing \"id\"";
+  if (typeof node.id !== "string" || node.id === "") return 'missing "id"';
   if (typeof node.role !== "string" || !ROLES.has(node.role)) return `unknown role ${JSON.stringify(node.role)}`;
   return {
     ...node,

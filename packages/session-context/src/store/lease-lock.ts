@@ -31,7 +31,11 @@ const leases = new Map<string, Lease>();
 let exitHookInstalled = false;
 
 /** Runs `section` holding the lock at `lockPath`, queued behind this process's other sections on it. */
-export async function withLeasedLock<T>(lockPath: string, section: () => Promise<T>, options: LockOptions = {}): Promise<T> {
+export async function withLeasedLock<T>(
+  lockPath: string,
+  section: () => Promise<T>,
+  options: LockOptions = {},
+): Promise<T> {
   let lease = leases.get(lockPath);
   if (!lease) {
     lease = { path: lockPath, lock: null, queue: Promise.resolve(), pending: 0, idleTimer: null, touchedAt: 0 };

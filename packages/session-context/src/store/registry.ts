@@ -57,26 +57,32 @@ export class SessionRegistry {
 
   /** Applies `mutate` to a fresh copy under the registry lock and writes it atomically. */
   async update(mutate: (entries: Entries) => void): Promise<Entries> {
-    return withLock(this.lockPath, async () => {
-      const raw = readOrNull(this.indexPath);
-      let entries = raw === null ? null : parseEntries(raw);
-      if (entries === null) {
-        if (raw !== null) this.keepCorruptCopy();
-        entries = this.rebuildFromMeta();
-      }
-      mutate(entries);
-      const text = dumpsPythonIndented(entries);
-      await writeFileAtomic(this.indexPath, text);
-      this.cached = { raw: Buffer.from(text), entries };
-      return entries;
-    }, REGISTRY_LOCK);
+    return withLock(
+      this.lockPath,
+      async () => {
+        const raw = readOrNull(this.indexPath);
+        let entries = raw === null ? null : parseEntries(raw);
+        if (entries === null) {
+          if (raw !== null) this.keepCorruptCopy();
+          entries = this.rebuildFromMeta();
+        }
+        mutate(entries);
+        const text = dumpsPythonIndented(entries);
+        await writeFileAtomic(this.indexPath, text);
+        this.cached = { raw: Buffer.from(text), entries };
+        return entries;
+      },
+      REGISTRY_LOCK,
+    );
   }
 
   private keepCorruptCopy(): void {
     const aside = `${this.indexPath}.corrupt-${Date.now()}`;
     try {
       renameSync(this.indexPath, aside);
-      reportStoreProblem(`${this.indexPath} was not valid JSON; kept it as ${aside} and rebuilt the registry from meta.json files.`);
+      reportStoreProblem(
+        `${this.indexPath} was not valid JSON; kept it as ${aside} and rebuilt the registry from meta.json files.`,
+      );
     } catch {
       // already moved by another process
     }
@@ -99,7 +105,9 @@ export class SessionRegistry {
         const meta = JSON.parse(metaRaw.toString("utf8")) as SessionMeta;
         entries[name] = registryEntryFromMeta({ ...meta, id: name });
       } catch {
-        reportStoreProblem(`${join(this.root, name, "meta.json")} is not valid JSON; session '${name}' is left out of the registry.`);
+        reportStoreProblem(
+          `${join(this.root, name, "meta.json")} is not valid JSON; session '${name}' is left out of the registry.`,
+        );
       }
     }
     return entries;

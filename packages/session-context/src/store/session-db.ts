@@ -51,7 +51,9 @@ export interface ListSessionsOptions {
 }
 
 /** Fields `updateSession` may change. */
-export type SessionPatch = Partial<Pick<SessionRecord, "title" | "status" | "pinned" | "archived" | "unread" | "preview">> &
+export type SessionPatch = Partial<
+  Pick<SessionRecord, "title" | "status" | "pinned" | "archived" | "unread" | "preview">
+> &
   Record<string, unknown>;
 
 /** How a turn ended, for `endTurn`. */
@@ -118,7 +120,10 @@ export class SessionDB {
   }
 
   /** Returns the session, creating it under this id when it does not exist. */
-  async ensureSession(sessionId: string, options: Omit<CreateSessionOptions, "id"> = {}): Promise<{ record: SessionRecord; created: boolean }> {
+  async ensureSession(
+    sessionId: string,
+    options: Omit<CreateSessionOptions, "id"> = {},
+  ): Promise<{ record: SessionRecord; created: boolean }> {
     const created = await this.openSession(sessionId, options);
     return { record: await this.requireSession(sessionId), created };
   }
@@ -255,7 +260,9 @@ export class SessionDB {
   async listSessions(options: ListSessionsOptions = {}): Promise<SessionRecord[]> {
     const offset = Math.max(0, options.offset ?? 0);
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
-    const all = Object.values(await this.registryEntries()).filter((entry) => options.includeArchived || !entry.archived);
+    const all = Object.values(await this.registryEntries()).filter(
+      (entry) => options.includeArchived || !entry.archived,
+    );
     all.sort((a, b) => (b.updated_at ?? 0) - (a.updated_at ?? 0) || a.id.localeCompare(b.id));
     return all.slice(offset, offset + limit).map((entry) => ({ ...entry }));
   }
@@ -266,7 +273,8 @@ export class SessionDB {
     if (!existsSync(paths.meta)) throw new SessionNotFoundError(sessionId);
     if ("id" in patch) throw new InvalidInputError("updateSession cannot change a session's id.");
     const metaPatch = Object.fromEntries(Object.entries(patch).filter(([key]) => META_FIELDS.has(key)));
-    if (Object.keys(metaPatch).length > 0) await this.withSessionLock(sessionId, () => this.writeMeta(sessionId, metaPatch));
+    if (Object.keys(metaPatch).length > 0)
+      await this.withSessionLock(sessionId, () => this.writeMeta(sessionId, metaPatch));
     const entries = await this.registry.update((all) => {
       const current = all[sessionId] ?? registryEntryFromMeta(this.readMetaSync(sessionId));
       all[sessionId] = { ...current, ...patch, id: sessionId };
@@ -388,7 +396,12 @@ export class SessionDB {
       await this.withSessionLock(sessionId, () => this.writeMeta(sessionId, { updated_at: updatedAt }));
       await this.registry.update((entries) => {
         const current = entries[sessionId] ?? registryEntryFromMeta(this.readMetaSync(sessionId));
-        entries[sessionId] = { ...current, status: options.status, updated_at: updatedAt, ...(preview ? { preview } : {}) };
+        entries[sessionId] = {
+          ...current,
+          status: options.status,
+          updated_at: updatedAt,
+          ...(preview ? { preview } : {}),
+        };
       });
       return sha;
     } finally {
@@ -427,7 +440,9 @@ export class SessionDB {
   }
 
   /** Reads and changes the registry under its lock (for repairs). */
-  async updateRegistry(mutate: (entries: Record<string, SessionRecord>) => void): Promise<Record<string, SessionRecord>> {
+  async updateRegistry(
+    mutate: (entries: Record<string, SessionRecord>) => void,
+  ): Promise<Record<string, SessionRecord>> {
     return this.registry.update(mutate);
   }
 
@@ -438,7 +453,8 @@ export class SessionDB {
     let entries = await this.registry.read();
     let recovered = false;
     for (const entry of Object.values(entries)) {
-      if (entry.status === "running" || entry.status === "needs_input") recovered = (await this.recoverEntry(entry)) || recovered;
+      if (entry.status === "running" || entry.status === "needs_input")
+        recovered = (await this.recoverEntry(entry)) || recovered;
     }
     if (recovered) entries = await this.registry.read();
     return entries;
@@ -477,7 +493,9 @@ export class SessionDB {
         return typeof status === "string" && UNFINISHED_STATUSES.has(status);
       });
       for (const node of unfinished) {
-        await this.history.update(paths, sessionId, node.id, { metadata: { status: "interrupted", interrupted_at: nowSeconds() } });
+        await this.history.update(paths, sessionId, node.id, {
+          metadata: { status: "interrupted", interrupted_at: nowSeconds() },
+        });
       }
     });
   }

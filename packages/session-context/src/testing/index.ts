@@ -8,7 +8,13 @@ import { ModelRuntime } from "../runtime/model-runtime.js";
 import { SessionDB } from "../store/session-db.js";
 
 export { createScriptedAsker, type ScriptedAnswer, type ScriptedAsker } from "../ask/scripted-asker.js";
-export { startFakeOpenAIServer, type FakeOpenAIServer, type FakeReply, type FakeReplyHandler, type ReceivedRequest } from "./openai-server.js";
+export {
+  startFakeOpenAIServer,
+  type FakeOpenAIServer,
+  type FakeReply,
+  type FakeReplyHandler,
+  type ReceivedRequest,
+} from "./openai-server.js";
 
 /** A store in a fresh temporary directory. */
 export interface TempStore {
@@ -44,7 +50,10 @@ export function findFreePort(): Promise<number> {
 }
 
 /** A runtime over a scripted provider; read `provider.requests` to see what was sent. */
-export function scriptedRuntime(replies: readonly ScriptEntry[], model = "scripted"): { runtime: ModelRuntime; provider: ScriptedProvider } {
+export function scriptedRuntime(
+  replies: readonly ScriptEntry[],
+  model = "scripted",
+): { runtime: ModelRuntime; provider: ScriptedProvider } {
   const provider = new ScriptedProvider(replies, { source: "scriptedRuntime()" });
   return { runtime: new ModelRuntime(provider, model), provider };
 }

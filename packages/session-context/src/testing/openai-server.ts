@@ -13,7 +13,10 @@ export interface ReceivedRequest {
 }
 
 /** What the handler answers: a reply text, or an HTTP error. */
-export type FakeReply = string | { status: number; message: string; type?: string } | { delayMs: number; reply: string };
+export type FakeReply =
+  | string
+  | { status: number; message: string; type?: string }
+  | { delayMs: number; reply: string };
 
 /** Decides the reply to each chat-completions request. */
 export type FakeReplyHandler = (request: ReceivedRequest, index: number) => FakeReply | Promise<FakeReply>;
@@ -64,7 +67,9 @@ export async function startFakeOpenAIServer(handler?: FakeReplyHandler): Promise
     requests.push(received);
     const reply = await current(received, requests.length - 1);
     if (typeof reply === "object" && "status" in reply) {
-      sendJson(res, reply.status, { error: { message: reply.message, type: reply.type ?? "server_error", code: null } });
+      sendJson(res, reply.status, {
+        error: { message: reply.message, type: reply.type ?? "server_error", code: null },
+      });
       return;
     }
     let text: string;

@@ -4,6 +4,11 @@ import { SessionDB } from "../../src/index.js";
 const [root, sessionId, countText, label] = process.argv.slice(2) as [string, string, string, string];
 const db = new SessionDB({ root });
 for (let index = 0; index < Number(countText); index++) {
-  await db.appendNode(sessionId, { role: "code", name: `${label}_${index}`, caller: "parent", metadata: { status: "completed" } });
+  await db.appendNode(sessionId, {
+    role: "code",
+    name: `${label}_${index}`,
+    caller: "parent",
+    metadata: { status: "completed" },
+  });
 }
 process.stdout.write("done\n");

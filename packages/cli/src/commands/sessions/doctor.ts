@@ -16,7 +16,11 @@ export interface DoctorFlags {
  * with --fix, repairs what it safely can, printing every finding and what was
  * done. Exit 0 when no error is left unrepaired, 1 otherwise.
  */
-export async function doctorCommand(sessionId: string | undefined, flags: DoctorFlags, context: CommandContext): Promise<number> {
+export async function doctorCommand(
+  sessionId: string | undefined,
+  flags: DoctorFlags,
+  context: CommandContext,
+): Promise<number> {
   const { io } = context;
   let report: DoctorReport;
   try {
@@ -32,7 +36,8 @@ export async function doctorCommand(sessionId: string | undefined, flags: Doctor
   for (const finding of report.findings) writeLine(io.stdout, describeFinding(finding));
   const errors = report.findings.filter((finding) => finding.severity === "error");
   const fixed = report.findings.filter((finding) => finding.fixed).length;
-  const scope = sessionId !== undefined ? `session ${sessionId}` : `${report.sessionsChecked} session(s) in ${report.root}`;
+  const scope =
+    sessionId !== undefined ? `session ${sessionId}` : `${report.sessionsChecked} session(s) in ${report.root}`;
   writeLine(
     io.stderr,
     report.findings.length === 0

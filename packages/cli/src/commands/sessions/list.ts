@@ -22,7 +22,10 @@ export async function listCommand(flags: ListFlags, context: CommandContext): Pr
   const { io } = context;
   let records: SessionRecord[];
   try {
-    records = await listSessions({ includeArchived: flags.all === true, ...(flags.limit !== undefined ? { limit: flags.limit } : {}) });
+    records = await listSessions({
+      includeArchived: flags.all === true,
+      ...(flags.limit !== undefined ? { limit: flags.limit } : {}),
+    });
   } catch (error) {
     return reportFailure(context, error, { json: flags.json === true, during: "setup" });
   }
@@ -39,7 +42,8 @@ export async function listCommand(flags: ListFlags, context: CommandContext): Pr
     String(record.status ?? ""),
     record.source || "-",
     formatTimestamp(record.updated_at),
-    oneLine(record.title || (typeof record.preview === "string" ? record.preview : ""), 60) + (record.archived ? " (archived)" : ""),
+    oneLine(record.title || (typeof record.preview === "string" ? record.preview : ""), 60) +
+      (record.archived ? " (archived)" : ""),
   ]);
   io.stdout.write(formatTable(["ID", "STATUS", "SOURCE", "UPDATED (UTC)", "TITLE / PREVIEW"], rows));
   return EXIT_CODES.ok;

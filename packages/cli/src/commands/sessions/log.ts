@@ -18,7 +18,10 @@ export async function logCommand(sessionId: string, flags: LogFlags, context: Co
   const { io } = context;
   let entries: GitLogEntry[];
   try {
-    entries = await sessionGitLog(await requireExistingSession(sessionId), flags.limit !== undefined ? { maxCount: flags.limit } : {});
+    entries = await sessionGitLog(
+      await requireExistingSession(sessionId),
+      flags.limit !== undefined ? { maxCount: flags.limit } : {},
+    );
   } catch (error) {
     return reportFailure(context, error, { json: flags.json === true, during: "setup" });
   }
@@ -30,6 +33,11 @@ export async function logCommand(sessionId: string, flags: LogFlags, context: Co
     writeLine(io.stderr, `Session ${sessionId} has no commits.`);
     return EXIT_CODES.ok;
   }
-  io.stdout.write(formatTable(["COMMIT", "DATE", "MESSAGE"], entries.map((entry) => [entry.hash.slice(0, 10), entry.date, entry.message.split("\n")[0] ?? ""])));
+  io.stdout.write(
+    formatTable(
+      ["COMMIT", "DATE", "MESSAGE"],
+      entries.map((entry) => [entry.hash.slice(0, 10), entry.date, entry.message.split("\n")[0] ?? ""]),
+    ),
+  );
   return EXIT_CODES.ok;
 }

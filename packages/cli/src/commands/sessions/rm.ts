@@ -28,7 +28,9 @@ export async function rmCommand(sessionId: string, flags: RmFlags, context: Comm
     const detail = await describeSession(sessionId);
     description = `${sessionId}${detail.record.title ? ` ("${detail.record.title}")` : ""}, ${detail.nodes.length} nodes`;
     if (!flags.yes && !(isTerminal(io.stdin) && isTerminal(io.stderr))) {
-      throw new InvalidInputError(`Refusing to delete session ${sessionId} without confirmation: there is no terminal to ask on. Pass --yes to delete it.`);
+      throw new InvalidInputError(
+        `Refusing to delete session ${sessionId} without confirmation: there is no terminal to ask on. Pass --yes to delete it.`,
+      );
     }
   } catch (error) {
     return reportFailure(context, error, { json, during: "setup" });

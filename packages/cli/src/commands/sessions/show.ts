@@ -24,7 +24,12 @@ export async function showCommand(sessionId: string, flags: ShowFlags, context: 
     return reportFailure(context, error, { json: flags.json === true, during: "setup" });
   }
   if (flags.json) {
-    writeJson(io.stdout, { session: detail.record, meta: detail.meta, conversation: detail.conversation, problems: detail.problems });
+    writeJson(io.stdout, {
+      session: detail.record,
+      meta: detail.meta,
+      conversation: detail.conversation,
+      problems: detail.problems,
+    });
     return EXIT_CODES.ok;
   }
   const { record, meta } = detail;
@@ -48,8 +53,13 @@ export async function showCommand(sessionId: string, flags: ShowFlags, context: 
 
 function conversationEntry(node: SessionNode): string[] {
   const speaker =
-    node.role === "user" ? "user" : node.role === "llm" ? `model${node.name ? ` (${node.name})` : ""}` : `call ${node.name}${statusSuffix(node)}`;
-  const body = node.role === "code" ? `input: ${text(node.input)}\noutput: ${text(node.output)}` : text(node.output ?? node.input);
+    node.role === "user"
+      ? "user"
+      : node.role === "llm"
+        ? `model${node.name ? ` (${node.name})` : ""}`
+        : `call ${node.name}${statusSuffix(node)}`;
+  const body =
+    node.role === "code" ? `input: ${text(node.input)}\noutput: ${text(node.output)}` : text(node.output ?? node.input);
   return [`${speaker}:`, ...body.split("\n").map((line) => `  ${line}`)];
 }
 

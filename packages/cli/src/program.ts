@@ -80,7 +80,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
     )
     .option(
       "--isolate",
-      "run the function in a child process (its own process group) through the process runner; without #export the child runs the default export",
+      "run the function in a child process (its own process group) through the process runner; it picks the same export as without --isolate",
     )
     .option("--json", 'print one JSON object: {"ok","session_id","created","turn_id","result"} (or "error")')
     .addHelpText(

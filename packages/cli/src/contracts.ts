@@ -31,12 +31,12 @@ export async function loadResearch(): Promise<ResearchModule> {
   );
 }
 
-/** Imports `@openprogram/process-runner` (runInChild), or says why it cannot. */
+/** Imports `@openprogram/process-runner` (isolatedProgram), or says why it cannot. */
 export async function loadProcessRunner(): Promise<ProcessRunnerModule> {
   return checked(
     "@openprogram/process-runner",
     await attempt("@openprogram/process-runner", () => import("@openprogram/process-runner")),
-    ["runInChild"],
+    ["isolatedProgram"],
   );
 }
 

@@ -1,4 +1,5 @@
-import { OpenProgramError } from "@openprogram/session-context";
+import { OpenProgramError, type ErrorCodesOf } from "@openprogram/session-context";
+import type * as CliErrors from "./errors.js";
 
 /**
  * A command needs a workspace package (the dispatcher, the research harness,
@@ -18,3 +19,9 @@ export class PackageUnavailableError extends OpenProgramError {
     );
   }
 }
+
+/**
+ * The codes of the CLI's own errors, and `usage`: what commander's errors
+ * (an unknown command or option, a missing argument) print as `error [usage]`.
+ */
+export type CliErrorCode = ErrorCodesOf<typeof CliErrors> | "usage";

@@ -1,3 +1,9 @@
+import type { DispatcherErrorCode } from "@openprogram/dispatcher";
+import type { ProcessRunnerErrorCode } from "@openprogram/process-runner";
+import type { ResearchErrorCode } from "@openprogram/research";
+import type { ErrorCode } from "@openprogram/session-context";
+import type { CliErrorCode } from "./errors.js";
+
 /** The `openprogram` exit codes; documented in the README and stable. */
 export const EXIT_CODES = {
   /** The command did what was asked. */
@@ -15,20 +21,76 @@ export const EXIT_CODES = {
 /** One of the documented exit codes. */
 export type ExitCode = (typeof EXIT_CODES)[keyof typeof EXIT_CODES];
 
-/** Error codes that mean the caller gave us something unusable; nothing ran. */
-const USAGE_ERROR_CODES = new Set([
-  "invalid_input",
-  "invalid_session_id",
-  "session_not_found",
-  "session_exists",
-  "not_agentic_function",
-  "provider_config",
-  "runtime_missing",
-  "usage",
-]);
+/** Every error code the CLI can meet: the core's, its plug-in packages' and its own. */
+export type KnownErrorCode =
+  | ErrorCode
+  | DispatcherErrorCode
+  | ProcessRunnerErrorCode
+  | ResearchErrorCode
+  | CliErrorCode;
 
-/** Configuration errors are the user's to fix even when they surface mid-run. */
-const CONFIGURATION_ERROR_CODES = new Set(["provider_config", "runtime_missing"]);
+/** The exit code of an error by when it happened: while setting up (nothing ran yet) or while the program ran. */
+export interface ExitCodes {
+  setup: ExitCode;
+  run: ExitCode;
+}
+
+/** The caller gave us something unusable: exit 2 when it stops the command before anything runs. */
+const USAGE: ExitCodes = { setup: EXIT_CODES.usage, run: EXIT_CODES.failed };
+/** Configuration is the user's to fix even when it surfaces mid-run: always exit 2. */
+const CONFIGURATION: ExitCodes = { setup: EXIT_CODES.usage, run: EXIT_CODES.usage };
+/** Anything else went wrong: exit 1. */
+const FAILURE: ExitCodes = { setup: EXIT_CODES.failed, run: EXIT_CODES.failed };
+
+/**
+ * The exit codes of every known error code. A `Record` over the union, so a
+ * code renamed or added anywhere is a compile error here, never a silent
+ * change of exit code. Codes not in it (a user program's own) exit 1.
+ */
+export const EXIT_CODES_BY_ERROR: Readonly<Record<KnownErrorCode, ExitCodes>> = {
+  // The core
+  invalid_input: USAGE,
+  invalid_session_id: USAGE,
+  session_not_found: USAGE,
+  session_exists: USAGE,
+  not_agentic_function: USAGE,
+  provider_config: CONFIGURATION,
+  runtime_missing: CONFIGURATION,
+  session_context_missing: FAILURE,
+  node_not_found: FAILURE,
+  invalid_node: FAILURE,
+  store_write_failed: FAILURE,
+  store_lock_timeout: FAILURE,
+  git_failed: FAILURE,
+  context_version_mismatch: FAILURE,
+  provider_error: FAILURE,
+  script_exhausted: FAILURE,
+  ask_user_unavailable: FAILURE,
+  user_declined: FAILURE,
+  ask_timeout: FAILURE,
+  invalid_answer: FAILURE,
+  cancelled: FAILURE,
+  session_busy: FAILURE,
+  internal_error: FAILURE,
+  // The dispatcher (`serve`)
+  shutting_down: FAILURE,
+  unknown_action: FAILURE,
+  unknown_program: FAILURE,
+  unknown_question: FAILURE,
+  no_running_turn: FAILURE,
+  listen_failed: FAILURE,
+  web_assets_missing: FAILURE,
+  too_many_turns: FAILURE,
+  // The process runner (`run --isolate`, `serve --isolate`)
+  child_process_failed: FAILURE,
+  child_timeout: FAILURE,
+  // The research harness (`research`)
+  reply_format: FAILURE,
+  artifact_write_failed: FAILURE,
+  // The CLI
+  package_unavailable: FAILURE,
+  usage: USAGE,
+};
 
 /**
  * The exit code for an error. `during` says where it happened: while setting
@@ -36,7 +98,16 @@ const CONFIGURATION_ERROR_CODES = new Set(["provider_config", "runtime_missing"]
  * program ran (exit 1, except that provider configuration errors stay 2).
  */
 export function exitCodeForError(code: string | undefined, during: "setup" | "run"): ExitCode {
-  if (code === undefined) return EXIT_CODES.failed;
-  if (during === "setup") return USAGE_ERROR_CODES.has(code) ? EXIT_CODES.usage : EXIT_CODES.failed;
-  return CONFIGURATION_ERROR_CODES.has(code) ? EXIT_CODES.usage : EXIT_CODES.failed;
+  return exitCodesFor(code)[during];
+}
+
+/** True for errors of configuration (no provider, an unusable provider setting): the user's to fix, never the program's. */
+export function isConfigurationError(code: string | undefined): boolean {
+  return exitCodesFor(code) === CONFIGURATION;
+}
+
+function exitCodesFor(code: string | undefined): ExitCodes {
+  return code !== undefined && Object.hasOwn(EXIT_CODES_BY_ERROR, code)
+    ? EXIT_CODES_BY_ERROR[code as KnownErrorCode]
+    : FAILURE;
 }

@@ -6,9 +6,16 @@ export { buildProgram, type ResultSlot } from "./program.js";
 export type { CommandContext, CommandResult } from "./command-context.js";
 export { loadProgram, type LoadedProgram } from "./load-program.js";
 export { parseProgramSpec, JAVASCRIPT_EXTENSIONS, TYPESCRIPT_EXTENSIONS, type ProgramSpec } from "./program-spec.js";
-export { EXIT_CODES, exitCodeForError, type ExitCode } from "./exit-codes.js";
+export {
+  EXIT_CODES,
+  EXIT_CODES_BY_ERROR,
+  exitCodeForError,
+  type ExitCode,
+  type ExitCodes,
+  type KnownErrorCode,
+} from "./exit-codes.js";
 export { processIo, type CliIo } from "./io.js";
-export { PackageUnavailableError } from "./errors.js";
+export { PackageUnavailableError, type CliErrorCode } from "./errors.js";
 export type { RunFlags, RunJsonResult } from "./commands/run.js";
 export type { ChatFlags, ChatJsonTurn } from "./commands/chat.js";
 export type { ResearchFlags, ResearchJsonResult } from "./commands/research.js";

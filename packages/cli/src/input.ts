@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { InvalidInputError } from "@openprogram/session-context";
+import { describeValue, InvalidInputError } from "@openprogram/session-context";
 
 /** Where a program's input comes from. */
 export interface InputFlags {
@@ -46,8 +46,9 @@ function parseInputObject(text: string, origin: string): Record<string, unknown>
     );
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    const kind = value === null ? "null" : Array.isArray(value) ? "an array" : `a ${typeof value}`;
-    throw new InvalidInputError(`${origin} must be a JSON object (the program's one input object), not ${kind}.`);
+    throw new InvalidInputError(
+      `${origin} must be a JSON object (the program's one input object), not ${describeValue(value)}.`,
+    );
   }
   return value as Record<string, unknown>;
 }

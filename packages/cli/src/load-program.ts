@@ -1,11 +1,6 @@
 import { relative } from "node:path";
 import { pathToFileURL } from "node:url";
-import {
-  InvalidInputError,
-  isAgenticFunction,
-  NotAgenticFunctionError,
-  type AgenticFunction,
-} from "@openprogram/session-context";
+import { InvalidInputError, resolveAgenticExport, type AgenticFunction } from "@openprogram/session-context";
 import { isEsmFromCommonJsFailure, loadsAsCommonJs } from "./module-scope.js";
 import { parseProgramSpec, type ProgramSpec } from "./program-spec.js";
 
@@ -20,43 +15,20 @@ export interface LoadedProgram {
 
 /**
  * Loads `module[#export]`: `.js`/`.mjs`/`.cjs` with a dynamic import,
- * `.ts`/`.mts`/`.cts`/`.tsx` through tsx. With no `#export`, takes the default
- * export if it is an agentic function, else the only agentic export. Throws
- * InvalidInputError (missing module or export, module that fails to load,
- * several candidates) or NotAgenticFunctionError, each naming what to fix.
+ * `.ts`/`.mts`/`.cts`/`.tsx` through tsx, and picks the export by the core's
+ * rule (`resolveAgenticExport`: the named export, else the agentic default
+ * export, else the only agentic export), the same rule `--isolate` follows
+ * in the child. Throws InvalidInputError (missing module or export, module
+ * that fails to load, several candidates) or NotAgenticFunctionError, each
+ * naming what to fix.
  */
 export async function loadProgram(spec: string | ProgramSpec, cwd = process.cwd()): Promise<LoadedProgram> {
   const parsed = typeof spec === "string" ? parseProgramSpec(spec, cwd) : spec;
   const namespace = await importModule(parsed, cwd);
-  const shown = displayPath(parsed.modulePath, cwd);
-  const agentic = Object.entries(namespace).filter(([, value]) => isAgenticFunction(value));
-  const names = agentic.map(([name]) => name);
-  if (parsed.exportName !== undefined) {
-    const name = parsed.exportName;
-    if (!(name in namespace)) {
-      throw new InvalidInputError(`${shown} has no export named '${name}'. ${describeCandidates(names)}`);
-    }
-    const value = namespace[name];
-    if (!isAgenticFunction(value)) {
-      throw new NotAgenticFunctionError(
-        `Export '${name}' of ${shown} is not an agentic function (it is ${describeValue(value)}). Declare it with agenticFunction({ name, doc }, impl) from @openprogram/session-context. ${describeCandidates(names)}`,
-      );
-    }
-    return { spec: parsed, exportName: name, fn: value };
-  }
-  const fallback = namespace.default;
-  if (isAgenticFunction(fallback)) return { spec: parsed, exportName: "default", fn: fallback };
-  const named = agentic.filter(([name]) => name !== "default");
-  const only = named.length === 1 ? named[0] : undefined;
-  if (only) return { spec: parsed, exportName: only[0], fn: only[1] as AgenticFunction<unknown, unknown> };
-  if (named.length === 0) {
-    throw new NotAgenticFunctionError(
-      `${shown} exports no agentic function. Export one declared with agenticFunction({ name, doc }, impl) from @openprogram/session-context.`,
-    );
-  }
-  throw new InvalidInputError(
-    `${shown} exports ${named.length} agentic functions (${names.join(", ")}) and no agentic default export; pick one, e.g. ${parsed.raw}#${names[0] ?? ""}.`,
-  );
+  const { exportName, fn } = resolveAgenticExport(namespace, parsed.exportName, {
+    module: displayPath(parsed.modulePath, cwd),
+  });
+  return { spec: parsed, exportName, fn };
 }
 
 async function importModule(spec: ProgramSpec, cwd: string): Promise<Record<string, unknown>> {
@@ -75,17 +47,6 @@ async function importModule(spec: ProgramSpec, cwd: string): Promise<Record<stri
         : "";
     throw new InvalidInputError(`Could not load ${shown}: ${detail}.${hint}`, { cause: error });
   }
-}
-
-function describeCandidates(names: readonly string[]): string {
-  return names.length === 0 ? "It exports no agentic function." : `Its agentic exports: ${names.join(", ")}.`;
-}
-
-function describeValue(value: unknown): string {
-  if (value === null) return "null";
-  if (typeof value === "function") return "a plain function";
-  if (Array.isArray(value)) return "an array";
-  return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
 function displayPath(path: string, cwd: string): string {

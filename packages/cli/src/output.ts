@@ -84,9 +84,3 @@ export function textOf(value: unknown): string {
   if (value === null || value === undefined) return "";
   return JSON.stringify(value) ?? `[${typeof value}]`;
 }
-
-/** Shortens text to one line of at most `max` characters. */
-export function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length <= max ? flat : `${flat.slice(0, Math.max(0, max - 1))}…`;
-}

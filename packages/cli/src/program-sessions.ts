@@ -1,74 +1,49 @@
 // The `openprogram sessions ...` subcommands. Like every action, each imports
 // its command module only when it runs.
 import { InvalidArgumentError, Option, type Command } from "commander";
-import type { CommandContext, CommandResult } from "./command-context.js";
-import type { DoctorFlags } from "./commands/sessions/doctor.js";
-import type { ExportFlags } from "./commands/sessions/export.js";
-import type { ListFlags } from "./commands/sessions/list.js";
-import type { LogFlags } from "./commands/sessions/log.js";
-import type { RmFlags } from "./commands/sessions/rm.js";
-import type { ShowFlags } from "./commands/sessions/show.js";
-import type { TreeFlags } from "./commands/sessions/tree.js";
+import type { LazyAction } from "./lazy-action.js";
 
 /** Adds list, show, tree, log, rm, export and doctor to the `sessions` command. */
-export function addSessionsCommands(
-  sessions: Command,
-  context: (command: Command) => CommandContext,
-  settle: (run: Promise<CommandResult>) => Promise<void>,
-): void {
+export function addSessionsCommands(sessions: Command, lazy: LazyAction): void {
   sessions
     .command("list")
     .description("sessions, most recently updated first")
     .option("--all", "include archived sessions")
     .option("--limit <n>", "at most this many", positiveInteger)
     .option("--json", "print the registry entries as a JSON array")
-    .action((flags: ListFlags, command: Command) =>
-      settle(import("./commands/sessions/list.js").then(({ listCommand }) => listCommand(flags, context(command)))),
-    );
+    .action(lazy(() => import("./commands/sessions/list.js").then((loaded) => loaded.listCommand)));
   sessions
     .command("show")
     .description("a session's meta and its conversation")
     .argument("<id>", "session id")
     .option("--json", "print {session, meta, conversation, problems}")
-    .action((id: string, flags: ShowFlags, command: Command) =>
-      settle(import("./commands/sessions/show.js").then(({ showCommand }) => showCommand(id, flags, context(command)))),
-    );
+    .action(lazy(() => import("./commands/sessions/show.js").then((loaded) => loaded.showCommand)));
   sessions
     .command("tree")
     .description("the call DAG as an indented tree by caller, with status and duration")
     .argument("<id>", "session id")
     .option("--json", "print the tree as nested {id, role, name, status, duration_seconds, children}")
-    .action((id: string, flags: TreeFlags, command: Command) =>
-      settle(import("./commands/sessions/tree.js").then(({ treeCommand }) => treeCommand(id, flags, context(command)))),
-    );
+    .action(lazy(() => import("./commands/sessions/tree.js").then((loaded) => loaded.treeCommand)));
   sessions
     .command("log")
     .description("the session's git history (one commit per turn), newest first")
     .argument("<id>", "session id")
     .option("--limit <n>", "at most this many commits (default 100)", positiveInteger)
     .option("--json", "print [{hash, date, message, author}]")
-    .action((id: string, flags: LogFlags, command: Command) =>
-      settle(import("./commands/sessions/log.js").then(({ logCommand }) => logCommand(id, flags, context(command)))),
-    );
+    .action(lazy(() => import("./commands/sessions/log.js").then((loaded) => loaded.logCommand)));
   sessions
     .command("rm")
     .description("delete a session (asks on a terminal; refuses without --yes when there is none)")
     .argument("<id>", "session id")
     .option("-y, --yes", "delete without asking")
     .option("--json", 'print {"ok","session_id","deleted"}')
-    .action((id: string, flags: RmFlags, command: Command) =>
-      settle(import("./commands/sessions/rm.js").then(({ rmCommand }) => rmCommand(id, flags, context(command)))),
-    );
+    .action(lazy(() => import("./commands/sessions/rm.js").then((loaded) => loaded.rmCommand)));
   sessions
     .command("export")
     .description("the whole session on stdout, as JSON or as a Markdown transcript")
     .argument("<id>", "session id")
     .addOption(new Option("--format <format>", "output format").choices(["json", "md"]).default("json"))
-    .action((id: string, flags: ExportFlags, command: Command) =>
-      settle(
-        import("./commands/sessions/export.js").then(({ exportCommand }) => exportCommand(id, flags, context(command))),
-      ),
-    );
+    .action(lazy(() => import("./commands/sessions/export.js").then((loaded) => loaded.exportCommand)));
   sessions
     .command("doctor")
     .description(
@@ -80,11 +55,7 @@ export function addSessionsCommands(
       "--json",
       "print the report: {root, sessionsChecked, healthy, findings: [{sessionId, kind, severity, message, path, fixed, remedy}]}",
     )
-    .action((id: string | undefined, flags: DoctorFlags, command: Command) =>
-      settle(
-        import("./commands/sessions/doctor.js").then(({ doctorCommand }) => doctorCommand(id, flags, context(command))),
-      ),
-    );
+    .action(lazy(() => import("./commands/sessions/doctor.js").then((loaded) => loaded.doctorCommand)));
 }
 
 /** Parses a flag that must be a whole number of at least 1. */

@@ -3,13 +3,10 @@
 // a typo never load the core, tsx, the dispatcher or the provider SDKs.
 import { Command, Option } from "commander";
 import type { CommandContext, CommandResult } from "./command-context.js";
+import { lazyActions } from "./lazy-action.js";
 import type { CliIo } from "./io.js";
 import { addSessionsCommands } from "./program-sessions.js";
 import { cliVersion } from "./version.js";
-import type { ChatFlags } from "./commands/chat.js";
-import type { ResearchFlags } from "./commands/research.js";
-import type { RunFlags } from "./commands/run.js";
-import type { ServeCommandFlags } from "./commands/serve.js";
 
 /** Where actions leave their result for main(). */
 export interface ResultSlot {
@@ -59,9 +56,9 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
     io,
     verbose: command.optsWithGlobals<{ verbose?: boolean }>().verbose === true,
   });
-  const settle = async (run: Promise<CommandResult>): Promise<void> => {
+  const lazy = lazyActions(context, async (run) => {
     slot.result = await run;
-  };
+  });
 
   program
     .command("run")
@@ -80,16 +77,14 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
     )
     .option(
       "--isolate",
-      "run the function in a child process (its own process group) through the process runner; without #export the child runs the default export",
+      "run the function in a child process (its own process group) through the process runner; it picks the same export as without --isolate",
     )
     .option("--json", 'print one JSON object: {"ok","session_id","created","turn_id","result"} (or "error")')
     .addHelpText(
       "after",
       "\nThe result goes to stdout (strings as they are, other values as JSON); `session: <id>` goes to stderr.\nWithout a terminal and without --answers, askUser fails with ask_user_unavailable (recorded on its node).",
     )
-    .action((module: string, flags: RunFlags, command: Command) =>
-      settle(import("./commands/run.js").then(({ runCommand }) => runCommand(module, flags, context(command)))),
-    );
+    .action(lazy(() => import("./commands/run.js").then((loaded) => loaded.runCommand)));
 
   program
     .command("chat")
@@ -98,9 +93,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
     .option("--resume <id>", RESUME_HELP)
     .option("--system <text>", "a system message for every turn")
     .option("--json", 'print one JSON object per turn: {"ok","session_id","created","turn_id","reply"} (or "error")')
-    .action((flags: ChatFlags, command: Command) =>
-      settle(import("./commands/chat.js").then(({ chatCommand }) => chatCommand(flags, context(command)))),
-    );
+    .action(lazy(() => import("./commands/chat.js").then((loaded) => loaded.chatCommand)));
 
   program
     .command("research")
@@ -121,17 +114,9 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
     )
     .option("--json", 'print one JSON object: {"ok","session_id","created","turn_id","work_dir","artifacts","summary"}')
     .addHelpText("after", "\nEach finished stage is printed on stderr; the artifact paths go to stdout.")
-    .action((task: string, flags: ResearchFlags, command: Command) =>
-      settle(
-        import("./commands/research.js").then(({ researchCommand }) => researchCommand(task, flags, context(command))),
-      ),
-    );
+    .action(lazy(() => import("./commands/research.js").then((loaded) => loaded.researchCommand)));
 
-  addSessionsCommands(
-    program.command("sessions").description("list, inspect, export and delete sessions"),
-    context,
-    settle,
-  );
+  addSessionsCommands(program.command("sessions").description("list, inspect, export and delete sessions"), lazy);
 
   program
     .command("serve")
@@ -162,9 +147,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
         ["json", "human", "auto"],
       ),
     )
-    .action((flags: ServeCommandFlags, command: Command) =>
-      settle(import("./commands/serve.js").then(({ serveCommand }) => serveCommand(flags, context(command)))),
-    );
+    .action(lazy(() => import("./commands/serve.js").then((loaded) => loaded.serveCommand)));
 
   return program;
 }

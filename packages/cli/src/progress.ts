@@ -1,7 +1,13 @@
-import type { SessionEvent, SessionNode } from "@openprogram/session-context";
-import { formatDuration, oneLine, textOf } from "./output.js";
+import {
+  clipLine,
+  nodeStatus,
+  type NodeStatus,
+  type SessionEvent,
+  type SessionNode,
+} from "@openprogram/session-context";
+import { formatDuration, textOf } from "./output.js";
 
-const FINAL_STATUSES = new Set([
+const FINAL_STATUSES: ReadonlySet<string> = new Set<NodeStatus>([
   "completed",
   "failed",
   "cancelled",
@@ -11,7 +17,7 @@ const FINAL_STATUSES = new Set([
   "declined",
   "timed_out",
 ]);
-const MARKS: Record<string, string> = {
+const MARKS: Partial<Record<NodeStatus | (string & {}), string>> = {
   completed: "✓",
   answered: "✓",
   failed: "✗",
@@ -43,7 +49,7 @@ export function createProgressPrinter(
     if (!options.calls && !(options.stages && depth === 1 && node.role === "code")) return;
     const label =
       node.role === "user"
-        ? `ask_user ${JSON.stringify(oneLine(textOf(node.input), 40))}`
+        ? `ask_user ${JSON.stringify(clipLine(textOf(node.input), 40))}`
         : node.role === "llm"
           ? `model ${node.name}`
           : node.name;
@@ -56,7 +62,7 @@ export function createProgressPrinter(
     if (event.type !== "node") return;
     const { node } = event;
     if (event.op === "append") depthById.set(node.id, node.caller === "" ? 0 : (depthById.get(node.caller) ?? 0) + 1);
-    const status = typeof node.metadata.status === "string" ? node.metadata.status : "";
+    const status = nodeStatus(node) ?? "";
     const finishesHere = event.op === "update" || node.role === "llm";
     if (finishesHere && FINAL_STATUSES.has(status)) print(node, status);
   };

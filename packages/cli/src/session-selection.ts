@@ -1,11 +1,12 @@
 import {
+  clipLine,
   assertValidSessionId,
   InvalidInputError,
   listSessions,
   sessionExists,
   SessionNotFoundError,
 } from "@openprogram/session-context";
-import { formatTimestamp, oneLine } from "./output.js";
+import { formatTimestamp } from "./output.js";
 
 /** `--session ID` (continue or create) and `--resume ID` (continue an existing one). */
 export interface SessionFlags {
@@ -46,7 +47,7 @@ async function recentSessionsHint(): Promise<string> {
   if (recent.length === 0) return "There are no sessions yet; use --session <id> to create one under that id.";
   const lines = recent.map((record) => {
     const label = record.title || (typeof record.preview === "string" ? record.preview : "");
-    return `  ${record.id}  ${formatTimestamp(record.updated_at)}${label ? `  ${oneLine(label, 50)}` : ""}`;
+    return `  ${record.id}  ${formatTimestamp(record.updated_at)}${label ? `  ${clipLine(label, 50)}` : ""}`;
   });
   return `Most recent sessions:\n${lines.join("\n")}\nRun \`openprogram sessions list\` for all of them.`;
 }

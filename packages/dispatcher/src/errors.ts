@@ -1,4 +1,5 @@
-import { OpenProgramError } from "@openprogram/session-context";
+import { OpenProgramError, type ErrorCodesOf } from "@openprogram/session-context";
+import type * as DispatcherErrors from "./errors.js";
 
 /** The dispatcher is shutting down and accepts no new turns. */
 export class ShuttingDownError extends OpenProgramError {
@@ -66,3 +67,6 @@ export class TooManyTurnsError extends OpenProgramError {
     );
   }
 }
+
+/** The codes of this package's errors, for tables keyed by code (the core's are its `ErrorCode`). */
+export type DispatcherErrorCode = ErrorCodesOf<typeof DispatcherErrors>;

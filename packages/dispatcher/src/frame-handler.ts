@@ -6,6 +6,7 @@ import {
   sessionExists,
   SessionNotFoundError,
   toOpenProgramError,
+  type ErrorCode,
   type SessionDB,
 } from "@openprogram/session-context";
 import type { Client } from "./client.js";
@@ -39,7 +40,11 @@ export class FrameHandler {
   /** Handles one WebSocket message. Never rejects. */
   async receive(client: Client, data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean): Promise<void> {
     if (isBinary) {
-      this.reject(client, "invalid_input", "Binary frames are not part of the protocol; send JSON as a text frame.");
+      this.reject(
+        client,
+        "invalid_input" satisfies ErrorCode,
+        "Binary frames are not part of the protocol; send JSON as a text frame.",
+      );
       return;
     }
     const parsed = parseClientFrame(textOf(data));
@@ -51,7 +56,7 @@ export class FrameHandler {
       await this.handle(client, parsed.frame);
     } catch (caught) {
       const error = toOpenProgramError(caught);
-      if (error.code === "internal_error") {
+      if (error.code === ("internal_error" satisfies ErrorCode)) {
         this.deps.log.error("frame_failed", {
           client: client.id,
           action: parsed.frame.type,

@@ -3,7 +3,7 @@
 export { createDispatcher } from "./create-dispatcher.js";
 export { serve, type ServeOptions, type ServeProcess } from "./serve.js";
 export { resolveServeConfig, SERVE_SETTINGS, type ServeFlags } from "./serve-config.js";
-export { DEFAULTS, type Dispatcher, type DispatcherOptions, type ProgramEntry } from "./options.js";
+export { DEFAULTS, type Dispatcher, type DispatcherOptions, type ServedProgram } from "./options.js";
 export {
   createEventLogger,
   createLogSink,
@@ -63,6 +63,7 @@ export {
   UnknownProgramError,
   UnknownQuestionError,
   WebAssetsMissingError,
+  type DispatcherErrorCode,
 } from "./errors.js";
 export { MAX_TURNS_PER_CONNECTION, MAX_UNSENT_BYTES } from "./client.js";
 export { DISPATCHER_VERSION } from "./version.js";

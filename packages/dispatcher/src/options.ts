@@ -1,15 +1,20 @@
-import { InvalidInputError, type AgenticFunction, type Runtime, type SessionDB } from "@openprogram/session-context";
+import {
+  InvalidInputError,
+  type AgenticFunction,
+  type ProgramEntry,
+  type Runtime,
+  type SessionDB,
+} from "@openprogram/session-context";
 import type { LogSink } from "./logging.js";
 import { isLoopbackHost } from "./loopback.js";
 
 /**
  * A program the web may run: an agentic function (called in the dispatcher's
- * process), or an entry with its own `run` (e.g. one the CLI runs isolated in
- * a child process). Either runs inside the turn's session context.
+ * process), or the core's `ProgramEntry` with its own `run` (the research
+ * program; one the process runner's `isolatedProgram` runs in a child
+ * process). Either runs inside the turn's session context.
  */
-export type ProgramEntry =
-  | AgenticFunction<never, unknown>
-  | { run(input: unknown): Promise<unknown>; description?: string };
+export type ServedProgram = AgenticFunction<never, unknown> | ProgramEntry;
 
 /** Options of `createDispatcher`. */
 export interface DispatcherOptions {
@@ -24,7 +29,7 @@ export interface DispatcherOptions {
   /** Sessions root; default `$OPENPROGRAM_HOME/sessions`. Ignored when `db` is given (they must agree). */
   sessionsRoot?: string;
   /** The programs a `run` frame may name; the network can never name a module. */
-  programs?: Record<string, ProgramEntry>;
+  programs?: Record<string, ServedProgram>;
   /** Required on the WebSocket upgrade (`?token=` or `Authorization: Bearer`) when set. */
   token?: string;
   /** Origins allowed besides the served host ("*" allows any). */

@@ -1,4 +1,9 @@
-import { assertValidSessionId, InvalidInputError, type OpenProgramError } from "@openprogram/session-context";
+import {
+  assertValidSessionId,
+  describeValue,
+  InvalidInputError,
+  type OpenProgramError,
+} from "@openprogram/session-context";
 import { UnknownActionError } from "./errors.js";
 import { MAX_CLIENT_MSG_ID_LENGTH, type ClientAction, type ClientFrame } from "./protocol.js";
 
@@ -47,7 +52,9 @@ export function parseClientFrame(text: string): ParsedFrame {
     );
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    return failure(new InvalidInputError(`A frame must be a JSON object with a "type" field, not ${describe(value)}.`));
+    return failure(
+      new InvalidInputError(`A frame must be a JSON object with a "type" field, not ${describeValue(value)}.`),
+    );
   }
   const raw = value as Raw;
   const ref = typeof raw.client_msg_id === "string" ? raw.client_msg_id.slice(0, MAX_CLIENT_MSG_ID_LENGTH) : undefined;
@@ -58,7 +65,7 @@ export function parseClientFrame(text: string): ParsedFrame {
       ref,
     );
   if (typeof type !== "string")
-    return failure(new InvalidInputError(`The frame's "type" must be a string, not ${describe(type)}.`), ref);
+    return failure(new InvalidInputError(`The frame's "type" must be a string, not ${describeValue(type)}.`), ref);
   if (!Object.hasOwn(ACTIONS, type)) {
     return failure(
       new UnknownActionError(
@@ -133,7 +140,7 @@ class FieldReader {
     if (value === undefined || value === null) return {};
     if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
       throw new InvalidInputError(
-        `${this.action}.${name} must be an integer from ${min} to ${max}, not ${describe(value)}.`,
+        `${this.action}.${name} must be an integer from ${min} to ${max}, not ${describeValue(value)}.`,
       );
     }
     return { [name]: value } as Record<K, number>;
@@ -148,16 +155,6 @@ class FieldReader {
   }
 
   private mistyped(name: string, what: string, value: unknown): InvalidInputError {
-    return new InvalidInputError(`${this.action}.${name} must be ${what}, not ${describe(value)}.`);
+    return new InvalidInputError(`${this.action}.${name} must be ${what}, not ${describeValue(value)}.`);
   }
-}
-
-function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "string")
-    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 39)}…` : value)}`;
-  if (typeof value === "object") return "an object";
-  // What JSON.parse leaves: a number or a boolean.
-  return `${typeof value} ${JSON.stringify(value)}`;
 }

@@ -1,6 +1,6 @@
-import { InvalidInputError, isAgenticFunction } from "@openprogram/session-context";
+import { clipText, InvalidInputError, isAgenticFunction } from "@openprogram/session-context";
 import { UnknownProgramError } from "./errors.js";
-import type { ProgramEntry } from "./options.js";
+import type { ServedProgram } from "./options.js";
 import type { ProgramInfo } from "./protocol.js";
 
 /** A program ready to run inside a turn. */
@@ -18,7 +18,7 @@ const PROGRAM_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,63}$/;
 export class ProgramRegistry {
   private readonly programs = new Map<string, RegisteredProgram>();
 
-  constructor(entries: Record<string, ProgramEntry> = {}) {
+  constructor(entries: Record<string, ServedProgram> = {}) {
     for (const [name, entry] of Object.entries(entries)) {
       if (!PROGRAM_NAME.test(name)) {
         throw new InvalidInputError(
@@ -47,7 +47,7 @@ export class ProgramRegistry {
   }
 }
 
-function register(name: string, entry: ProgramEntry): RegisteredProgram {
+function register(name: string, entry: ServedProgram): RegisteredProgram {
   if (isAgenticFunction(entry)) {
     const { doc } = entry.agentic;
     const call = entry as unknown as (input: unknown) => Promise<unknown>;
@@ -75,6 +75,5 @@ function register(name: string, entry: ProgramEntry): RegisteredProgram {
 }
 
 function firstLine(text: string): string {
-  const line = text.trim().split("\n")[0] ?? "";
-  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+  return clipText(text.trim().split("\n")[0] ?? "", 200);
 }

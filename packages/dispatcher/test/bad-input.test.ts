@@ -30,7 +30,7 @@ describe("bad input gets an error frame naming the problem, and the connection s
       name: "a mistyped field",
       frame: { type: "chat", text: 42 },
       code: "invalid_input",
-      says: "chat.text must be a string, not number 42",
+      says: "chat.text must be a string, not the number 42",
     },
     { name: "an empty text", frame: { type: "chat", text: "   " }, code: "invalid_input", says: "chat.text is empty" },
     {

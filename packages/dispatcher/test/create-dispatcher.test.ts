@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { agenticFunction, InvalidInputError } from "@openprogram/session-context";
 import { createTempStore, type TempStore } from "@openprogram/session-context/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createDispatcher, ListenError, WebAssetsMissingError, type ProgramEntry } from "../src/index.js";
+import { createDispatcher, ListenError, WebAssetsMissingError, type ServedProgram } from "../src/index.js";
 import { loadWebAssets } from "../src/static-files.js";
 import { closeAll, onCleanup, startDispatcher } from "./helpers.js";
 
@@ -24,7 +24,7 @@ describe("createDispatcher refuses unusable options before listening", () => {
     ["a program name with a slash", { programs: { "a/b": noop } }, /programs: the name "a\/b"/],
     [
       "a program that is neither kind",
-      { programs: { x: 42 as unknown as ProgramEntry } },
+      { programs: { x: 42 as unknown as ServedProgram } },
       /programs.x must be an agentic function or an object with a run\(input\) method/,
     ],
     ["a port out of range", { port: 70_000 }, /port 70000 must be an integer/],

@@ -1,4 +1,5 @@
-import { OpenProgramError } from "@openprogram/session-context";
+import { OpenProgramError, type ErrorCodesOf } from "@openprogram/session-context";
+import type * as ProcessRunnerErrors from "./errors.js";
 
 /** How a child process ended: an exit code, or the signal that killed it. */
 export interface ChildExit {
@@ -34,3 +35,6 @@ export class ChildTimeoutError extends OpenProgramError {
     super(message, options);
   }
 }
+
+/** The codes of this package's errors, for tables keyed by code (the core's are its `ErrorCode`). */
+export type ProcessRunnerErrorCode = ErrorCodesOf<typeof ProcessRunnerErrors>;

@@ -2,7 +2,7 @@
 // caller's session context carried across. Entry file: exports only.
 
 export { runInChild } from "./run-in-child.js";
-export { isolatedProgram, type IsolatedProgram } from "./isolated-program.js";
+export { isolatedProgram } from "./isolated-program.js";
 export type { ChildRun, RunInChildOptions } from "./types.js";
-export { ChildProcessError, ChildTimeoutError, type ChildExit } from "./errors.js";
+export { ChildProcessError, ChildTimeoutError, type ChildExit, type ProcessRunnerErrorCode } from "./errors.js";
 export { DEFAULT_GRACE_MS } from "./parent/launch-plan.js";

@@ -11,7 +11,8 @@ export interface StartMessage {
   type: "start";
   /** file: URL of the user's module. */
   moduleUrl: string;
-  exportName: string;
+  /** The export to run; null: the core's rule picks it (`resolveAgenticExport`). */
+  exportName: string | null;
   input: unknown;
   /** file: URL of tsx's ESM API to register before importing a TypeScript module; null for JavaScript. */
   typeScriptLoader: string | null;
@@ -68,8 +69,8 @@ export interface ErrorMessage {
   error: SerializedError;
 }
 
-/** Why the program could not be loaded; nothing ran. */
-export type LoadFailure = "import_failed" | "missing_export" | "not_agentic";
+/** Why the program could not be loaded (no such export, several candidates: unusable_export); nothing ran. */
+export type LoadFailure = "import_failed" | "unusable_export" | "not_agentic";
 
 /** The module or its export could not be used; sent before anything runs. */
 export interface LoadErrorMessage {

@@ -2,7 +2,11 @@
 export interface RunInChildOptions {
   /** Path (absolute, or relative to `cwd`) or file: URL of the module; `.ts` modules need tsx. */
   module: string;
-  /** The exported agentic function to run (default "default"). */
+  /**
+   * The exported agentic function to run. Absent: the agentic default export,
+   * else the only agentic export (the core's `resolveAgenticExport`, the rule
+   * every entry uses).
+   */
   export?: string;
   /** Its one input object; it must be plain JSON (it crosses the process boundary). */
   input?: unknown;

@@ -61,8 +61,8 @@ describe("bad input: a clear error, and never a half-started child", () => {
   it("an export that is not an agentic function: NotAgenticFunctionError before anything runs, and the child is gone", async () => {
     const outcome = await rejected({ module: programPath("not-agentic.ts"), export: "plainFunction" });
     expect(outcome.error).toBeInstanceOf(NotAgenticFunctionError);
-    expect((outcome.error as Error).message).toContain(
-      "not-agentic.ts#plainFunction is a plain function, not an agentic function",
+    expect((outcome.error as Error).message).toMatch(
+      /Export 'plainFunction' of \S*not-agentic\.ts is not an agentic function \(it is a plain function\)/,
     );
     expect(outcome.pid).toBeTypeOf("number");
     expect(outcome.alive).toBe(false);
@@ -70,17 +70,17 @@ describe("bad input: a clear error, and never a half-started child", () => {
 
     const settings = await rejected({ module: programPath("not-agentic.ts"), export: "settings" });
     expect(settings.error).toBeInstanceOf(NotAgenticFunctionError);
-    expect((settings.error as Error).message).toContain(
-      "not-agentic.ts#settings is an object, not an agentic function",
+    expect((settings.error as Error).message).toMatch(
+      /Export 'settings' of \S*not-agentic\.ts is not an agentic function \(it is an object\)/,
     );
-    expect((settings.error as Error).message).toContain("it exports no agentic function");
+    expect((settings.error as Error).message).toContain("It exports no agentic function.");
   });
 
   it("an export that does not exist names the agentic functions the module has", async () => {
     const outcome = await rejected({ export: "outlin" });
     expect(outcome.error).toBeInstanceOf(InvalidInputError);
-    expect((outcome.error as Error).message).toContain(
-      'the module has no export named "outlin"; its agentic functions are: outline, summarise',
+    expect((outcome.error as Error).message).toMatch(
+      /\S*outline\.ts has no export named 'outlin'\. Its agentic exports: outline, summarise\./,
     );
     expect(outcome.alive).toBe(false);
     expect(outcome.nodes).toBe(0);
@@ -107,7 +107,7 @@ describe("bad input: a clear error, and never a half-started child", () => {
       [{ list: [1, undefined] }, /input\.list\[1\] is undefined/],
       [cycle, /input\.self is a reference back to one of its parents/],
       [["not", "an", "object"], /input must be one plain JSON object .* not an array/],
-      ["just text", /input must be one plain JSON object .* not a string/],
+      ["just text", /input must be one plain JSON object .* not the string "just text"/],
     ];
     for (const [input, message] of cases) {
       const outcome = await rejected({ input });

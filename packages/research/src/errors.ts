@@ -1,4 +1,5 @@
-import { OpenProgramError } from "@openprogram/session-context";
+import { clipLine, OpenProgramError, type ErrorCodesOf } from "@openprogram/session-context";
+import type * as ResearchErrors from "./errors.js";
 
 /** A stage's model reply does not follow the format its doc asks for; the stage fails rather than guess. */
 export class ReplyFormatError extends OpenProgramError {
@@ -10,7 +11,7 @@ export class ReplyFormatError extends OpenProgramError {
   ) {
     super(
       `${stage}: the model's reply does not follow the format in the stage's doc: ${problem}. ` +
-        `The reply begins ${JSON.stringify(excerpt(reply))}. Run again (same session) or use a model that follows instructions.`,
+        `The reply begins ${JSON.stringify(clipLine(reply, 160))}. Run again (same session) or use a model that follows instructions.`,
     );
   }
 }
@@ -33,7 +34,5 @@ export class ArtifactWriteError extends OpenProgramError {
   }
 }
 
-function excerpt(text: string): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length <= 160 ? line : `${line.slice(0, 159)}…`;
-}
+/** The codes of this package's errors, for tables keyed by code (the core's are its `ErrorCode`). */
+export type ResearchErrorCode = ErrorCodesOf<typeof ResearchErrors>;

@@ -2,11 +2,11 @@
 
 export { runResearch, type RunResearchOptions, type RunResearchResult } from "./run-research.js";
 export { researchAgent, RESEARCH_AGENT_DOC } from "./research-agent.js";
-export { researchProgram, type ResearchProgram, type ResearchProgramOptions } from "./network-program.js";
+export { researchProgram, type ResearchProgramOptions } from "./network-program.js";
 export * from "./stages/index.js";
 export { validateResearchRequest, type ResearchRequestOptions } from "./validate-request.js";
 export { DEFAULT_SECTIONS, sectionTitle } from "./sections.js";
-export { ArtifactWriteError, ReplyFormatError } from "./errors.js";
+export { ArtifactWriteError, ReplyFormatError, type ResearchErrorCode } from "./errors.js";
 export { ArtifactWriter } from "./artifacts/artifact-writer.js";
 export {
   CHOSEN_IDEA_FILE,

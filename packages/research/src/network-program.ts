@@ -1,5 +1,5 @@
 import { join, resolve } from "node:path";
-import { currentSession, InvalidInputError } from "@openprogram/session-context";
+import { currentSession, InvalidInputError, type ProgramEntry } from "@openprogram/session-context";
 import { RESEARCH_AGENT_DOC, researchAgent } from "./research-agent.js";
 import type { ResearchResult } from "./types.js";
 
@@ -7,12 +7,6 @@ import type { ResearchResult } from "./types.js";
 export interface ResearchProgramOptions {
   /** Default: `./research` of the server's working directory. */
   workDirRoot?: string;
-}
-
-/** The shape a dispatcher registers: a program it runs inside its own session context. */
-export interface ResearchProgram {
-  description: string;
-  run(input: unknown): Promise<ResearchResult>;
 }
 
 const NETWORK_FIELDS = new Set(["task", "interactive", "sections"]);
@@ -24,7 +18,7 @@ const NETWORK_FIELDS = new Set(["task", "interactive", "sections"]);
  * `<workDirRoot>/<session id>`, so continuing a session continues its files.
  * Runs `research_agent` inside the caller's session context, like any entry.
  */
-export function researchProgram(options: ResearchProgramOptions = {}): ResearchProgram {
+export function researchProgram(options: ResearchProgramOptions = {}): ProgramEntry<ResearchResult> {
   const root = resolve(options.workDirRoot ?? "research");
   return {
     description: RESEARCH_AGENT_DOC,

@@ -1,3 +1,6 @@
+import { clipText } from "./messages/clip-text.js";
+import { errnoHint } from "./store/errno-hint.js";
+
 /**
  * Every error OpenProgram raises on purpose is an `OpenProgramError` with a
  * stable `code`: adapters map codes to exit codes, WebSocket frames and IPC
@@ -46,7 +49,7 @@ export class InvalidSessionIdError extends OpenProgramError {
     readonly reason: string,
   ) {
     super(
-      `Invalid session id ${describeValue(sessionId)}: ${reason}. Session ids are 1-128 characters ` +
+      `Invalid session id ${quotedSessionId(sessionId)}: ${reason}. Session ids are 1-128 characters ` +
         "of letters, digits, '_', '-', '.' and ':', and do not start with '.'.",
     );
   }
@@ -95,7 +98,7 @@ export class StoreWriteError extends OpenProgramError {
     cause: unknown,
   ) {
     const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
-    super(`Could not write ${path}${errno ? ` (${errno}: ${errnoHint(errno)})` : ""}.`, { cause });
+    super(`Could not write ${path}${errno ? ` (${errno}: ${errnoHint(errno) ?? "see the cause"})` : ""}.`, { cause });
   }
 }
 
@@ -171,7 +174,7 @@ export class AskUserUnavailableError extends OpenProgramError {
   readonly code = "ask_user_unavailable";
   constructor(readonly question: string) {
     super(
-      `askUser(${JSON.stringify(truncate(question, 80))}) has no asker: this entry cannot reach a ` +
+      `askUser(${JSON.stringify(clipText(question, 80))}) has no asker: this entry cannot reach a ` +
         "human. On the command line run on a terminal or pass --answers <file>; in code pass " +
         "sessionContext({ asker }).",
     );
@@ -182,7 +185,7 @@ export class AskUserUnavailableError extends OpenProgramError {
 export class UserDeclinedError extends OpenProgramError {
   readonly code = "user_declined";
   constructor(readonly question: string) {
-    super(`The user declined to answer: ${truncate(question, 120)}`);
+    super(`The user declined to answer: ${clipText(question, 120)}`);
   }
 }
 
@@ -193,7 +196,7 @@ export class AskTimeoutError extends OpenProgramError {
     readonly question: string,
     readonly timeoutMs: number,
   ) {
-    super(`No answer within ${timeoutMs} ms to: ${truncate(question, 120)}`);
+    super(`No answer within ${timeoutMs} ms to: ${clipText(question, 120)}`);
   }
 }
 
@@ -286,33 +289,13 @@ export function deserializeError(serialized: SerializedError): Error {
   return new RemoteError(serialized);
 }
 
-function truncate(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}
-
-function describeValue(value: unknown): string {
+function quotedSessionId(value: unknown): string {
   if (typeof value !== "string") return `(${value === null ? "null" : typeof value})`;
-  return JSON.stringify(truncate(value, 60));
+  return JSON.stringify(clipText(value, 60));
 }
 
 function reasonText(reason: unknown): string {
   if (reason === undefined) return "";
   if (reason instanceof Error) return reason.name === "AbortError" ? "" : `: ${reason.message}`;
   return typeof reason === "string" ? `: ${reason}` : "";
-}
-
-function errnoHint(errno: string): string {
-  switch (errno) {
-    case "EROFS":
-      return "the sessions root is on a read-only file system";
-    case "EACCES":
-    case "EPERM":
-      return "no permission to write there";
-    case "ENOSPC":
-      return "the disk is full";
-    case "EDQUOT":
-      return "the disk quota is exhausted";
-    default:
-      return "see the cause";
-  }
 }

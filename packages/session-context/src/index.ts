@@ -2,6 +2,7 @@
 // the logic lives in the folders named for each responsibility.
 
 export * from "./errors.js";
+export type { ErrorCode, ErrorCodesOf } from "./error-code.js";
 export { assertValidSessionId, isValidSessionId, MAX_SESSION_ID_LENGTH, mintPrefixedId } from "./ids.js";
 
 // The session context
@@ -44,6 +45,12 @@ export {
   type AgenticFunctionSpec,
   type ExposeMode,
 } from "./agentic/agentic-function.js";
+export {
+  resolveAgenticExport,
+  type ResolveAgenticExportOptions,
+  type ResolvedAgenticExport,
+} from "./agentic/resolve-agentic-export.js";
+export type { ProgramEntry } from "./agentic/program-entry.js";
 export { askUser, type AskUserOptions } from "./ask/ask-user.js";
 export type { AskRequest, AskResponse, Asker } from "./ask/types.js";
 export { createScriptedAsker, readAnswersFile, type ScriptedAnswer, type ScriptedAsker } from "./ask/scripted-asker.js";
@@ -82,6 +89,7 @@ export {
   type SessionPatch,
 } from "./store/session-db.js";
 export { SessionNodeWriter } from "./store/node-writer.js";
+export { isUnfinished, nodeStatus, type NodeStatus } from "./store/node-status.js";
 export { openStore } from "./store/open-store.js";
 export { defaultSessionsRoot, openProgramHome } from "./store/default-root.js";
 export type {
@@ -118,6 +126,10 @@ export {
 
 export type { DoctorFinding, DoctorReport, FindingKind } from "./store/doctor.js";
 export type { HealthCheck, StoreHealth } from "./store/health.js";
+
+// Wording shared by every package's messages
+export { clipLine, clipText } from "./messages/clip-text.js";
+export { describeValue } from "./messages/describe-value.js";
 
 // Carrying a turn across a process boundary (the process runner uses these)
 export { beginCurrentTurn, recordAbandonedNodes, relaySessionEvent } from "./context/relay.js";

@@ -1,7 +1,8 @@
 import { createInterface } from "node:readline";
 import { chat, type Runtime } from "@openprogram/session-context";
+import { interruptTurnsOnSignals } from "../cancellation.js";
 import type { CommandContext } from "../command-context.js";
-import { EXIT_CODES } from "../exit-codes.js";
+import { EXIT_CODES, isConfigurationError } from "../exit-codes.js";
 import { isTerminal } from "../io.js";
 import { formatError, sessionLine, summarizeError, writeJson, writeLine } from "../output.js";
 import { reportFailure } from "../report.js";
@@ -53,42 +54,28 @@ export async function chatCommand(flags: ChatFlags, context: CommandContext): Pr
   if (sessionId !== undefined) writeLine(io.stderr, sessionLine(sessionId));
   if (interactive) writeLine(io.stderr, "Type a message and press Enter; /exit or Ctrl-D leaves.");
 
-  let turn: AbortController | null = null;
-  let interruptedAtPrompt = false;
   let failedTurns = 0;
-  const onInterrupt = (): void => {
-    if (turn && !turn.signal.aborted) {
-      writeLine(io.stderr, "\nCtrl-C: cancelling this turn... (again to exit at once)");
-      turn.abort("interrupted by SIGINT");
-      return;
-    }
-    if (turn) process.exit(EXIT_CODES.interrupted);
-    interruptedAtPrompt = true;
+  // A signal at the prompt leaves the chat; during a turn it cancels that turn (SIGTERM then leaves too).
+  let leaving = false;
+  const interruption = interruptTurnsOnSignals(io, () => {
+    leaving = true;
     rl.close();
-  };
-  // SIGTERM ends the chat: the running turn is cancelled and committed first.
-  let terminated = false;
-  const onTerminate = (): void => {
-    terminated = true;
-    turn?.abort("interrupted by SIGTERM");
-    rl.close();
-  };
-  rl.on("SIGINT", onInterrupt);
-  process.on("SIGINT", onInterrupt);
-  process.on("SIGTERM", onTerminate);
+  });
+  // On a terminal readline reads Ctrl-C as a key and reports it here, not as a process signal.
+  const onTerminalInterrupt = (): void => interruption.interrupt("SIGINT");
+  rl.on("SIGINT", onTerminalInterrupt);
   try {
     if (interactive) rl.prompt();
     for await (const raw of rl) {
       const line = raw.trim();
       if (EXIT_WORDS.has(line)) break;
       if (line !== "") {
-        turn = new AbortController();
-        const outcome = await runTurn(
-          { ...(sessionId !== undefined ? { sessionId } : {}), runtime, signal: turn.signal },
-          () => chat(line, flags.system !== undefined ? { system: flags.system } : {}),
+        const signal = interruption.beginTurn();
+        const outcome = await runTurn({ ...(sessionId !== undefined ? { sessionId } : {}), runtime, signal }, () =>
+          chat(line, flags.system !== undefined ? { system: flags.system } : {}),
         );
-        const cancelled = turn.signal.aborted;
-        turn = null;
+        interruption.endTurn();
+        const cancelled = signal.aborted;
         if (outcome.handle && sessionId === undefined) {
           sessionId = outcome.handle.sessionId;
           writeLine(io.stderr, sessionLine(sessionId));
@@ -98,7 +85,7 @@ export async function chatCommand(flags: ChatFlags, context: CommandContext): Pr
           else writeLine(io.stdout, outcome.value);
         } else {
           const code = summarizeError(outcome.error).code;
-          if (outcome.handle === null || code === "runtime_missing" || code === "provider_config") {
+          if (outcome.handle === null || isConfigurationError(code)) {
             return reportFailure(context, outcome.error, {
               json,
               during: outcome.handle === null ? "setup" : "run",
@@ -109,17 +96,20 @@ export async function chatCommand(flags: ChatFlags, context: CommandContext): Pr
           writeLine(io.stderr, cancelled ? "(turn cancelled)" : formatError(outcome.error, context.verbose));
           if (json) writeJson(io.stdout, chatJson(outcome.handle, { ok: false, error: summarizeError(outcome.error) }));
         }
+        if (cancelled && interruption.received === "SIGTERM") {
+          // SIGTERM ends the chat once the turn it cancelled is committed.
+          leaving = true;
+          break;
+        }
       }
       if (interactive) rl.prompt();
     }
   } finally {
-    rl.off("SIGINT", onInterrupt);
-    process.off("SIGINT", onInterrupt);
-    process.off("SIGTERM", onTerminate);
+    rl.off("SIGINT", onTerminalInterrupt);
+    interruption.dispose();
     rl.close();
   }
-  if (terminated) return EXIT_CODES.terminated;
-  if (interruptedAtPrompt) return EXIT_CODES.interrupted;
+  if (leaving) return interruption.exitCode() ?? EXIT_CODES.interrupted;
   return failedTurns > 0 ? EXIT_CODES.failed : EXIT_CODES.ok;
 }
 

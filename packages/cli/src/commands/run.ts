@@ -1,4 +1,4 @@
-import type { Asker, Runtime, SessionHandle } from "@openprogram/session-context";
+import type { Asker, ErrorCode, Runtime, SessionHandle } from "@openprogram/session-context";
 import { chooseAsker } from "../asker.js";
 import { interruptOnSignals } from "../cancellation.js";
 import type { CommandContext } from "../command-context.js";
@@ -6,9 +6,8 @@ import { loadProcessRunner } from "../contracts.js";
 import { EXIT_CODES } from "../exit-codes.js";
 import { readProgramInput, type InputFlags } from "../input.js";
 import { isTerminal } from "../io.js";
-import { runIsolated } from "../isolated-run.js";
 import { loadProgram } from "../load-program.js";
-import { formatResult, sessionLine, writeJson, writeLine } from "../output.js";
+import { formatResult, sessionLine, summarizeError, writeJson, writeLine } from "../output.js";
 import { parseProgramSpec } from "../program-spec.js";
 import { createProgressPrinter } from "../progress.js";
 import { reportFailure } from "../report.js";
@@ -32,8 +31,8 @@ export interface RunJsonResult {
   result: unknown;
 }
 
-/** Runs the program's function with its input; `signal` is the turn's cancellation. */
-type Execute = (input: Record<string, unknown>, signal: AbortSignal) => Promise<unknown>;
+/** Runs the program's function with its input, inside the turn's session context (whose signal cancels it). */
+type Execute = (input: Record<string, unknown>) => Promise<unknown>;
 
 /** Everything checked before a session is entered. */
 interface PreparedRun {
@@ -45,7 +44,7 @@ interface PreparedRun {
 }
 
 /** Error codes with which the process runner refuses a module before running it. */
-const CHILD_SETUP_CODES = new Set(["invalid_input", "not_agentic_function"]);
+const CHILD_SETUP_CODES: ReadonlySet<string> = new Set<ErrorCode>(["invalid_input", "not_agentic_function"]);
 
 /**
  * `openprogram run <module>[#export]`: validates everything first (session,
@@ -77,11 +76,10 @@ export async function runCommand(programArgument: string, flags: RunFlags, conte
         signal: interruption.signal,
         ...(onEvent ? { onEvent } : {}),
       },
-      () => execute(input, interruption.signal),
+      () => execute(input),
     );
     if (!outcome.ok) {
-      const refusedByChild =
-        flags.isolate === true && CHILD_SETUP_CODES.has((outcome.error as { code?: unknown }).code as string);
+      const refusedByChild = flags.isolate === true && CHILD_SETUP_CODES.has(summarizeError(outcome.error).code);
       let handle: SessionHandle | null = outcome.handle;
       if (refusedByChild && handle && (await discardIfEmpty(handle))) handle = null;
       return reportFailure(context, outcome.error, {
@@ -118,8 +116,14 @@ async function prepareRun(programArgument: string, flags: RunFlags, { io }: Comm
   const spec = parseProgramSpec(programArgument, io.cwd);
   let execute: Execute;
   if (flags.isolate) {
-    const runner = await loadProcessRunner();
-    execute = (value, signal) => runIsolated(runner, spec, value, signal, io.cwd);
+    // The child imports the module and picks the export by the same rule loadProgram uses here.
+    const { isolatedProgram } = await loadProcessRunner();
+    const program = isolatedProgram({
+      module: spec.modulePath,
+      ...(spec.exportName !== undefined ? { export: spec.exportName } : {}),
+      cwd: io.cwd,
+    });
+    execute = (value) => program.run(value);
   } else {
     const program = await loadProgram(spec, io.cwd);
     execute = (value) => program.fn(value);

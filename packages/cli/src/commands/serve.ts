@@ -1,9 +1,9 @@
 import { join } from "node:path";
-import type { ProgramEntry, ServeFlags, ServeOptions } from "@openprogram/dispatcher";
-import { currentSignal, InvalidInputError } from "@openprogram/session-context";
+import type { ServedProgram, ServeFlags, ServeOptions } from "@openprogram/dispatcher";
+import { InvalidInputError } from "@openprogram/session-context";
 import type { CommandContext, CommandResult } from "../command-context.js";
+import type { CliIo } from "../io.js";
 import { loadDispatcher, loadProcessRunner, loadResearch } from "../contracts.js";
-import { runIsolated } from "../isolated-run.js";
 import { loadProgram } from "../load-program.js";
 import { parseProgramSpec } from "../program-spec.js";
 import { reportFailure } from "../report.js";
@@ -36,7 +36,7 @@ export async function serveCommand(flags: ServeCommandFlags, context: CommandCon
   try {
     const dispatcher = await loadDispatcher();
     const config = dispatcher.resolveServeConfig(serveFlags(flags), context.io.env);
-    const programs = await loadPrograms(flags, context.io.cwd);
+    const programs = await loadPrograms(flags, context.io);
     const options: ServeOptions = {
       ...config,
       programs,
@@ -61,15 +61,16 @@ function serveFlags(flags: ServeCommandFlags): ServeFlags {
   };
 }
 
-async function loadPrograms(flags: ServeCommandFlags, cwd: string): Promise<Record<string, ProgramEntry>> {
+async function loadPrograms(flags: ServeCommandFlags, io: CliIo): Promise<Record<string, ServedProgram>> {
+  const { cwd } = io;
   const research = await loadResearch();
   // The network chooses the task, never the work dir: research artifacts go to ./research/<session id> of the server.
-  const programs: Record<string, ProgramEntry> = {
+  const programs: Record<string, ServedProgram> = {
     [RESEARCH_PROGRAM]: research.researchProgram({ workDirRoot: join(cwd, "research") }),
   };
   const origins: Record<string, string> = { [RESEARCH_PROGRAM]: "the built-in research program" };
   const runner = flags.isolate ? await loadProcessRunner() : null;
-  for (const raw of programSpecs(flags)) {
+  for (const raw of programSpecs(flags, io.env)) {
     const spec = parseProgramSpec(raw, cwd);
     // Loaded here even with --isolate: a bad module fails at start, not at its first run, and its declared name and doc label it.
     const program = await loadProgram(spec, cwd);
@@ -80,12 +81,13 @@ async function loadPrograms(flags: ServeCommandFlags, cwd: string): Promise<Reco
       );
     }
     origins[name] = `--program ${raw}`;
-    const pinned = { ...spec, exportName: program.exportName };
     programs[name] = runner
-      ? {
-          run: (input: unknown) => runIsolated(runner, pinned, input, currentSignal(), cwd),
+      ? runner.isolatedProgram({
+          module: spec.modulePath,
+          export: program.exportName,
+          cwd,
           description: program.fn.agentic.doc,
-        }
+        })
       : program.fn;
   }
   return programs;
@@ -96,9 +98,9 @@ async function loadPrograms(flags: ServeCommandFlags, cwd: string): Promise<Reco
  * (comma-separated `module#export`), so a service manager can configure them
  * through the environment alone.
  */
-function programSpecs(flags: ServeCommandFlags): string[] {
+function programSpecs(flags: ServeCommandFlags, env: CliIo["env"]): string[] {
   if (flags.program && flags.program.length > 0) return flags.program;
-  return (process.env.OPENPROGRAM_PROGRAMS ?? "")
+  return (env.OPENPROGRAM_PROGRAMS ?? "")
     .split(",")
     .map((spec) => spec.trim())
     .filter((spec) => spec !== "");

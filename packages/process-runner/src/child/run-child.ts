@@ -64,7 +64,7 @@ export async function runChild(channel: ParentChannel): Promise<never> {
   try {
     sendable = JSON.stringify(value);
   } catch (error) {
-    const message = `The result of ${start.exportName} is not JSON-serialisable (${(error as Error).message}); return plain JSON data.`;
+    const message = `The result of ${loaded.exportName} is not JSON-serialisable (${(error as Error).message}); return plain JSON data.`;
     return finish(channel, { type: "unsendable_result", message }, 1);
   }
   return finish(

@@ -1,4 +1,4 @@
-import { InvalidInputError } from "@openprogram/session-context";
+import { describeValue, InvalidInputError } from "@openprogram/session-context";
 
 /**
  * Throws InvalidInputError, naming the offending path, unless `input` is
@@ -11,7 +11,7 @@ export function assertJsonInput(input: unknown, label: string): void {
   if (input === undefined) return;
   if (!isPlainObject(input)) {
     throw new InvalidInputError(
-      `${label}: input must be one plain JSON object (an agentic function takes one input object), not ${describe(input)}.`,
+      `${label}: input must be one plain JSON object (an agentic function takes one input object), not ${describeValue(input)}.`,
     );
   }
   visit(input, "input", new Set(), label);
@@ -23,10 +23,10 @@ function visit(value: unknown, path: string, ancestors: Set<object>, label: stri
     if (!Number.isFinite(value)) fail(label, path, `the number ${String(value)}, which JSON turns into null`);
     return;
   }
-  if (typeof value !== "object") fail(label, path, describe(value));
+  if (typeof value !== "object") fail(label, path, describeValue(value));
   const object = value;
   if (ancestors.has(object)) fail(label, path, "a reference back to one of its parents (a cycle)");
-  if (!Array.isArray(object) && !isPlainObject(object)) fail(label, path, describe(object));
+  if (!Array.isArray(object) && !isPlainObject(object)) fail(label, path, describeValue(object));
   ancestors.add(object);
   if (Array.isArray(object)) {
     object.forEach((item, index) => {
@@ -58,17 +58,4 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
   const prototype = Object.getPrototypeOf(value) as unknown;
   return prototype === Object.prototype || prototype === null;
-}
-
-function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "function") return "a function";
-  if (typeof value === "bigint") return "a bigint";
-  if (typeof value === "symbol") return "a symbol";
-  if (typeof value === "object") {
-    const name = (Object.getPrototypeOf(value) as { constructor?: { name?: string } } | null)?.constructor?.name;
-    return name ? `a ${name} object` : "an object";
-  }
-  return `a ${typeof value}`;
 }

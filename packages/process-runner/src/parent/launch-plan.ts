@@ -13,8 +13,9 @@ export const DEFAULT_GRACE_MS = 2000;
 export interface LaunchPlan {
   modulePath: string;
   moduleUrl: string;
-  exportName: string;
-  /** `<module>#<export>`, for messages. */
+  /** null: the child picks the export by the core's rule. */
+  exportName: string | null;
+  /** `<module>#<export>` (or the module alone), for messages. */
   label: string;
   input: unknown;
   timeoutMs: number | null;
@@ -31,12 +32,12 @@ export function planLaunch(options: RunInChildOptions): LaunchPlan {
     throw new InvalidInputError("runInChild(options): options must be { module, export?, input?, ... }.");
   const cwd = checkCwd(options.cwd);
   const modulePath = checkModule(options.module, cwd);
-  const exportName = options.export ?? "default";
-  if (typeof exportName !== "string" || exportName === "")
+  const exportName = options.export ?? null;
+  if (exportName !== null && (typeof exportName !== "string" || exportName === ""))
     throw new InvalidInputError(
-      'runInChild: export must be the name of an exported agentic function (default "default").',
+      "runInChild: export must be the name of an exported agentic function (or absent: the agentic default export, else the only agentic export).",
     );
-  const label = `${modulePath}#${exportName}`;
+  const label = exportName === null ? modulePath : `${modulePath}#${exportName}`;
   assertJsonInput(options.input, `runInChild(${label})`);
   return {
     modulePath,

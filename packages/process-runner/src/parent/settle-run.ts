@@ -82,7 +82,7 @@ function reportedError(outcome: Exclude<ReportedOutcome, { kind: "result" }>, en
   switch (outcome.failure) {
     case "not_agentic":
       return new NotAgenticFunctionError(outcome.message);
-    case "missing_export":
+    case "unusable_export":
     case "import_failed":
       return new InvalidInputError(outcome.message);
   }

@@ -3,7 +3,8 @@ import { runWithContext } from "../context/storage.js";
 import type { ActiveContext } from "../context/types.js";
 import { CancelledError, InvalidInputError, isCancellation, RuntimeMissingError, serializeError } from "../errors.js";
 import { toRecordable } from "../json/recordable.js";
-import { nowSeconds } from "../store/history.js";
+import { describeValue } from "../messages/describe-value.js";
+import { nowSeconds } from "../time/now-seconds.js";
 import type { Runtime } from "../runtime/types.js";
 
 /** How a call shows up in later prompts: input and output, output only, or not at all. */
@@ -57,9 +58,7 @@ export function agenticFunction<Input = Record<string, unknown>, Output = unknow
   const call = async (input: Input): Promise<Output> => {
     const context = requireContext(`The agentic function ${declaration.name}`);
     if (input !== undefined && (input === null || typeof input !== "object" || Array.isArray(input))) {
-      throw new InvalidInputError(
-        `${declaration.name} takes one input object, not ${Array.isArray(input) ? "an array" : String(input === null ? "null" : typeof input)}.`,
-      );
+      throw new InvalidInputError(`${declaration.name} takes one input object, not ${describeValue(input)}.`);
     }
     if (context.signal.aborted) throw new CancelledError(context.signal.reason);
     const parent = callIdOf(context);

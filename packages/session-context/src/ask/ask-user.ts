@@ -11,7 +11,7 @@ import {
   serializeError,
   UserDeclinedError,
 } from "../errors.js";
-import { nowSeconds } from "../store/history.js";
+import { nowSeconds } from "../time/now-seconds.js";
 import type { AskResponse } from "./types.js";
 
 /** Options of askUser. */

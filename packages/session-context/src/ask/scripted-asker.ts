@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
-import { CancelledError, InvalidInputError, ScriptExhaustedError } from "../errors.js";
+import { InvalidInputError, ScriptExhaustedError } from "../errors.js";
+import { abortableSleep } from "../time/abortable-sleep.js";
 import type { AskRequest, AskResponse, Asker } from "./types.js";
 
 /** One scripted answer: a string answers; `{ decline: true }` declines; `delayMs` waits first. */
@@ -34,7 +35,7 @@ export function createScriptedAsker(answers: readonly ScriptedAnswer[], source =
         );
       }
       if (typeof next === "string") return { kind: "answer", value: next };
-      if (next.delayMs) await delay(next.delayMs, signal);
+      if (next.delayMs) await abortableSleep(next.delayMs, signal);
       if (next.decline) return next.reason ? { kind: "decline", reason: next.reason } : { kind: "decline" };
       return { kind: "answer", value: next.answer ?? "" };
     },
@@ -73,22 +74,4 @@ export function readAnswersFile(path: string): ScriptedAnswer[] {
 
 function isScriptedAnswer(value: unknown): value is ScriptedAnswer {
   return typeof value === "string" || (value !== null && typeof value === "object" && !Array.isArray(value));
-}
-
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(new CancelledError(signal.reason));
-      return;
-    }
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener(
-      "abort",
-      () => {
-        clearTimeout(timer);
-        reject(new CancelledError(signal.reason));
-      },
-      { once: true },
-    );
-  });
 }

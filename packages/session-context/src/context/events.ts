@@ -1,3 +1,4 @@
+import type { NodeStatus } from "../store/node-status.js";
 import type { SessionNode, SessionStatus } from "../store/types.js";
 
 /** A node was appended or updated. */
@@ -37,7 +38,7 @@ export interface StatusEvent {
 export type SessionEvent = NodeEvent | QuestionEvent | QuestionClosedEvent | StatusEvent;
 
 /** How an askUser call ended, as recorded in the ask_user node's `metadata.status`. */
-export type AskOutcome = "answered" | "declined" | "timed_out" | "cancelled" | "failed";
+export type AskOutcome = Extract<NodeStatus, "answered" | "declined" | "timed_out" | "cancelled" | "failed">;
 
 /** Receives a context's events; must not throw (a throwing sink is reported, not fatal). */
 export type SessionEventSink = (event: SessionEvent) => void;

@@ -1,5 +1,6 @@
 import { SessionNotFoundError } from "../errors.js";
-import { nowSeconds } from "../store/history.js";
+import { nowSeconds } from "../time/now-seconds.js";
+import { isUnfinished, type NodeStatus } from "../store/node-status.js";
 import type { SessionNode } from "../store/types.js";
 import { requireContext } from "./accessors.js";
 import type { SessionEvent } from "./events.js";
@@ -28,7 +29,7 @@ export function relaySessionEvent(event: SessionEvent): void {
  */
 export async function recordAbandonedNodes(
   nodeIds: readonly string[],
-  status: "killed" | "interrupted",
+  status: Extract<NodeStatus, "killed" | "interrupted">,
 ): Promise<SessionNode[]> {
   const context = requireContext("recordAbandonedNodes()");
   if (!context.db.hasSession(context.sessionId)) throw new SessionNotFoundError(context.sessionId);
@@ -36,8 +37,7 @@ export async function recordAbandonedNodes(
   const nodes = context.db.snapshotSync(context.sessionId).ordered;
   const changed: SessionNode[] = [];
   for (const node of nodes) {
-    const current = node.metadata.status;
-    if (!wanted.has(node.id) || (current !== "running" && current !== "waiting")) continue;
+    if (!wanted.has(node.id) || !isUnfinished(node)) continue;
     changed.push(await context.writer.update(node.id, { metadata: { status, [`${status}_at`]: nowSeconds() } }));
   }
   return changed;

@@ -1,5 +1,6 @@
 import { appendFileSync, readFileSync } from "node:fs";
-import { CancelledError, ProviderConfigError, ProviderError, ScriptExhaustedError } from "../errors.js";
+import { ProviderConfigError, ProviderError, ScriptExhaustedError } from "../errors.js";
+import { abortableSleep } from "../time/abortable-sleep.js";
 import { chatCompletionsBody } from "./openai-body.js";
 import type { CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
 
@@ -92,7 +93,7 @@ export class ScriptedProvider implements ModelProvider {
     this.used[index] = true;
     const entry = this.entries[index] as ScriptEntry;
     if (typeof entry === "string") return { text: entry, model: request.model };
-    if (entry.delayMs) await sleep(entry.delayMs, options.signal);
+    if (entry.delayMs) await abortableSleep(entry.delayMs, options.signal);
     if (entry.error) throw new ProviderError(this.name, entry.error.status ?? 500, entry.error.message);
     return { text: entry.reply ?? "", model: request.model };
   }
@@ -108,22 +109,4 @@ export class ScriptedProvider implements ModelProvider {
       return true;
     });
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) {
-      reject(new CancelledError(signal.reason));
-      return;
-    }
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(new CancelledError(signal.reason));
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }

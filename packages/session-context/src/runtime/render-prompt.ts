@@ -1,6 +1,7 @@
 import { canonicalJson } from "../json/canonical.js";
 import type { ChatMessage } from "../providers/types.js";
 import { walkBranch } from "../store/session-db.js";
+import { isUnfinished, nodeStatus } from "../store/node-status.js";
 import type { SessionNode } from "../store/types.js";
 
 /** What a prompt is rendered from. */
@@ -23,8 +24,6 @@ export interface RenderedPrompt {
   reads: string[];
 }
 
-const UNFINISHED = new Set(["running", "waiting"]);
-
 /**
  * Renders the request for `exec`, deterministically: the same nodes give the
  * same messages whatever process, entry point or clock renders them; node ids
@@ -46,7 +45,7 @@ export function renderPrompt(source: PromptSource): RenderedPrompt {
   }
   if (source.callId !== null) {
     for (const node of source.ordered) {
-      if (node.caller === source.callId && isFinished(node) && renderNode(node, messages)) reads.push(node.id);
+      if (node.caller === source.callId && !isUnfinished(node) && renderNode(node, messages)) reads.push(node.id);
     }
   }
   if (source.content !== null) messages.push({ role: "user", content: source.content });
@@ -60,7 +59,7 @@ function conversationBefore(source: PromptSource): SessionNode[] {
     const top = topLevelAncestor(source.nodes, source.callId);
     start = top ? top.predecessor : null;
   }
-  return walkBranch(source.nodes, start).filter(isFinished);
+  return walkBranch(source.nodes, start).filter((node) => !isUnfinished(node));
 }
 
 /** The top-level call a node runs under (the node itself when it is top level). */
@@ -72,11 +71,6 @@ function topLevelAncestor(nodes: ReadonlyMap<string, SessionNode>, nodeId: strin
     node = nodes.get(node.caller) ?? null;
   }
   return node;
-}
-
-function isFinished(node: SessionNode): boolean {
-  const status = node.metadata.status;
-  return typeof status !== "string" || !UNFINISHED.has(status);
 }
 
 /** Appends the messages for one node; returns false when the node renders to nothing. */
@@ -104,13 +98,14 @@ function renderNode(node: SessionNode, messages: ChatMessage[]): boolean {
 }
 
 function callResult(node: SessionNode): string {
-  const status = node.metadata.status;
-  if (status === undefined || status === "completed") return `${node.name} returned: ${asText(node.output)}`;
+  const status = nodeStatus(node);
+  if (node.metadata.status === undefined || status === "completed")
+    return `${node.name} returned: ${asText(node.output)}`;
   if (status === "failed") {
     const error = node.metadata.error as { name?: string; message?: string } | undefined;
     return `${node.name} failed: ${error?.name ?? "Error"}: ${error?.message ?? "unknown error"}`;
   }
-  return `${node.name} did not finish (${typeof status === "string" ? status : "unknown status"}).`;
+  return `${node.name} did not finish (${status ?? "unknown status"}).`;
 }
 
 function renderQuestion(node: SessionNode, messages: ChatMessage[]): boolean {
@@ -124,7 +119,7 @@ function renderQuestion(node: SessionNode, messages: ChatMessage[]): boolean {
 }
 
 function answerText(node: SessionNode): string {
-  switch (node.metadata.status) {
+  switch (nodeStatus(node)) {
     case "answered":
       return asText(node.output);
     case "declined":

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { canonicalJson } from "../json/canonical.js";
 import { doctorStore, type DoctorReport } from "../store/doctor.js";
 import { probeStore, type StoreHealth } from "../store/health.js";
+import { nodeStatus } from "../store/node-status.js";
 import { openStore } from "../store/open-store.js";
 import type { ListSessionsOptions, SessionDB } from "../store/session-db.js";
 import type { GitLogEntry, HistoryProblem, SessionMeta, SessionNode, SessionRecord } from "../store/types.js";
@@ -117,7 +118,7 @@ function exportMarkdown(detail: SessionDetail): string {
   lines.push("## Calls", "");
   const walk = (entries: CallTreeNode[], depth: number): void => {
     for (const { node, children } of entries) {
-      const status = typeof node.metadata.status === "string" ? node.metadata.status : "";
+      const status = nodeStatus(node) ?? "";
       const label =
         node.role === "user"
           ? node.name === "ask_user"

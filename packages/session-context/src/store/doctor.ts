@@ -4,7 +4,8 @@ import { isValidSessionId } from "../ids.js";
 import { dumpsPython } from "../json/python-json.js";
 import { writeFileAtomic } from "./atomic-file.js";
 import { commitAll, committedText, uncommittedPaths } from "./git-repo.js";
-import { nowSeconds } from "./history.js";
+import { nowSeconds } from "../time/now-seconds.js";
+import { isUnfinished } from "./node-status.js";
 import { INDEX_FILE, nodeFileName, parseNodeFileName, type SessionPaths } from "./layout.js";
 import { registryEntryFromMeta } from "./registry.js";
 import type { SessionDB } from "./session-db.js";
@@ -310,9 +311,7 @@ async function checkSession(db: SessionDB, sessionId: string, findings: DoctorFi
   }
 
   if (!live) {
-    const unfinished = nodes.filter(
-      (entry) => entry.node.metadata.status === "running" || entry.node.metadata.status === "waiting",
-    );
+    const unfinished = nodes.filter((entry) => isUnfinished(entry.node));
     for (const { file, node } of unfinished) {
       const finding = add({
         kind: "unfinished_node",

@@ -1,6 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomHex } from "../ids.js";
+import { errnoHint } from "./errno-hint.js";
 import { gitVersion } from "./git-repo.js";
 
 /** One probe's verdict; `detail` says what to do when it failed. */
@@ -67,18 +68,6 @@ async function probeGit(): Promise<HealthCheck> {
 
 function errnoText(error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code;
-  switch (code) {
-    case "EACCES":
-    case "EPERM":
-      return `${code}: no permission to write there`;
-    case "EROFS":
-      return `${code}: read-only file system`;
-    case "EEXIST":
-    case "ENOTDIR":
-      return `${code}: a file is in the way, not a directory`;
-    case "ENOSPC":
-      return `${code}: the disk is full`;
-    default:
-      return code ?? (error as Error).message;
-  }
+  const hint = errnoHint(code);
+  return hint === undefined ? (code ?? (error as Error).message) : `${code}: ${hint}`;
 }

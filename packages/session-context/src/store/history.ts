@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, st
 import { join } from "node:path";
 import { InvalidNodeError, NodeNotFoundError, StoreWriteError } from "../errors.js";
 import { mintNodeId } from "../ids.js";
+import { nowSeconds } from "../time/now-seconds.js";
 import { dumpsPython } from "../json/python-json.js";
 import { DIR_MODE, FILE_MODE, writeFileAtomic } from "./atomic-file.js";
 import { nodeFileName, parseNodeFileName, type SessionPaths } from "./layout.js";
@@ -358,9 +359,4 @@ function historyMtime(paths: SessionPaths): bigint {
 
 function sizeOrZero(path: string): number {
   return statSync(path, { throwIfNoEntry: false })?.size ?? 0;
-}
-
-/** Unix seconds with microsecond resolution, like Python's time.time(). */
-export function nowSeconds(): number {
-  return Math.round((performance.timeOrigin + performance.now()) * 1000) / 1_000_000;
 }

@@ -8,7 +8,10 @@ import { defaultSessionsRoot } from "./default-root.js";
 import { withLock } from "./file-lock.js";
 import { withLeasedLock } from "./lease-lock.js";
 import { commitAll, readLog } from "./git-repo.js";
-import { historyProblems, HistoryFiles, nowSeconds, orderedNodes } from "./history.js";
+import { historyProblems, HistoryFiles, orderedNodes } from "./history.js";
+import { clipLine, clipText } from "../messages/clip-text.js";
+import { nowSeconds } from "../time/now-seconds.js";
+import { isUnfinished } from "./node-status.js";
 import { SessionPaths } from "./layout.js";
 import { registryEntryFromMeta, SessionRegistry } from "./registry.js";
 import { hasLeaseFiles, liveTurnLeases, releaseTurnLease, takeTurnLease } from "./turn-lease.js";
@@ -62,8 +65,6 @@ export interface EndTurnOptions {
   message?: string;
 }
 
-/** Node statuses that mean "still executing". */
-const UNFINISHED_STATUSES = new Set(["running", "waiting"]);
 /** Registry fields that belong to meta.json as well, and stay in step there. */
 const META_FIELDS = new Set(["title", "agent_id", "source"]);
 /** A session lock's holder touches it every 2 s while it holds it; one untouched this long was left by a killed process. */
@@ -488,10 +489,7 @@ export class SessionDB {
   private async interruptUnfinished(sessionId: string): Promise<void> {
     const paths = this.paths(sessionId);
     await this.withSessionLock(sessionId, async () => {
-      const unfinished = orderedNodes(this.history.refresh(paths)).filter((node) => {
-        const status = node.metadata.status;
-        return typeof status === "string" && UNFINISHED_STATUSES.has(status);
-      });
+      const unfinished = orderedNodes(this.history.refresh(paths)).filter(isUnfinished);
       for (const node of unfinished) {
         await this.history.update(paths, sessionId, node.id, {
           metadata: { status: "interrupted", interrupted_at: nowSeconds() },
@@ -505,8 +503,9 @@ export class SessionDB {
     for (let index = nodes.length - 1; index >= 0; index--) {
       const node = nodes[index] as SessionNode;
       if (node.caller !== "") continue;
-      if (node.role === "user" && node.name !== "ask_user" && typeof node.output === "string") return clip(node.output);
-      if (node.role === "code") return clip(`${node.name}(${summariseInput(node.input)})`);
+      if (node.role === "user" && node.name !== "ask_user" && typeof node.output === "string")
+        return clipLine(node.output, 120);
+      if (node.role === "code") return clipLine(`${node.name}(${summariseInput(node.input)})`, 120);
     }
     return undefined;
   }
@@ -558,15 +557,10 @@ export function walkBranch(nodes: ReadonlyMap<string, SessionNode>, start: strin
   return branch.reverse();
 }
 
-function clip(text: string): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length <= 120 ? line : `${line.slice(0, 119)}…`;
-}
-
 function summariseInput(input: unknown): string {
   if (input && typeof input === "object") {
     const first = Object.values(input as Record<string, unknown>).find((value) => typeof value === "string");
-    if (typeof first === "string") return JSON.stringify(first.length > 60 ? `${first.slice(0, 59)}…` : first);
+    if (typeof first === "string") return JSON.stringify(clipText(first, 60));
   }
   return "";
 }

@@ -1,7 +1,7 @@
-import { defaultSessionsRoot, listSessions, type SessionRecord } from "@openprogram/session-context";
+import { clipLine, defaultSessionsRoot, listSessions, type SessionRecord } from "@openprogram/session-context";
 import type { CommandContext } from "../../command-context.js";
 import { EXIT_CODES } from "../../exit-codes.js";
-import { formatTimestamp, oneLine, writeJson, writeLine } from "../../output.js";
+import { formatTimestamp, writeJson, writeLine } from "../../output.js";
 import { reportFailure } from "../../report.js";
 import { formatTable } from "../../table.js";
 
@@ -42,7 +42,7 @@ export async function listCommand(flags: ListFlags, context: CommandContext): Pr
     String(record.status ?? ""),
     record.source || "-",
     formatTimestamp(record.updated_at),
-    oneLine(record.title || (typeof record.preview === "string" ? record.preview : ""), 60) +
+    clipLine(record.title || (typeof record.preview === "string" ? record.preview : ""), 60) +
       (record.archived ? " (archived)" : ""),
   ]);
   io.stdout.write(formatTable(["ID", "STATUS", "SOURCE", "UPDATED (UTC)", "TITLE / PREVIEW"], rows));

@@ -1,4 +1,4 @@
-import { describeSession, type SessionDetail, type SessionNode } from "@openprogram/session-context";
+import { describeSession, nodeStatus, type SessionDetail, type SessionNode } from "@openprogram/session-context";
 import type { CommandContext } from "../../command-context.js";
 import { EXIT_CODES } from "../../exit-codes.js";
 import { formatTimestamp, writeJson, writeLine } from "../../output.js";
@@ -64,7 +64,8 @@ function conversationEntry(node: SessionNode): string[] {
 }
 
 function statusSuffix(node: SessionNode): string {
-  return typeof node.metadata.status === "string" ? ` [${node.metadata.status}]` : "";
+  const status = nodeStatus(node);
+  return status === undefined ? "" : ` [${status}]`;
 }
 
 function text(value: unknown): string {

@@ -1,7 +1,13 @@
-import { sessionCallTree, type CallTreeNode, type SessionNode } from "@openprogram/session-context";
+import {
+  clipLine,
+  nodeStatus,
+  sessionCallTree,
+  type CallTreeNode,
+  type SessionNode,
+} from "@openprogram/session-context";
 import type { CommandContext } from "../../command-context.js";
 import { EXIT_CODES } from "../../exit-codes.js";
-import { formatDuration, oneLine, textOf, writeJson, writeLine } from "../../output.js";
+import { formatDuration, textOf, writeJson, writeLine } from "../../output.js";
 import { reportFailure } from "../../report.js";
 import { requireExistingSession } from "../../session-selection.js";
 
@@ -61,13 +67,13 @@ function describeNode(node: SessionNode): string {
       : node.role === "llm"
         ? `model ${node.name || "(unnamed)"}`
         : node.name === "ask_user"
-          ? `ask_user ${JSON.stringify(oneLine(textOf(node.input), 60))}${typeof node.output === "string" ? ` -> ${JSON.stringify(oneLine(node.output, 40))}` : ""}`
-          : `user ${JSON.stringify(oneLine(typeof node.output === "string" ? node.output : "", 60))}`;
+          ? `ask_user ${JSON.stringify(clipLine(textOf(node.input), 60))}${typeof node.output === "string" ? ` -> ${JSON.stringify(clipLine(node.output, 40))}` : ""}`
+          : `user ${JSON.stringify(clipLine(typeof node.output === "string" ? node.output : "", 60))}`;
   return [label, status ? `[${status}]` : "", duration, `(${node.id})`].filter(Boolean).join("  ");
 }
 
 function statusOf(node: SessionNode): string | null {
-  return typeof node.metadata.status === "string" ? node.metadata.status : null;
+  return nodeStatus(node) ?? null;
 }
 
 function toJson(entry: CallTreeNode): TreeJsonNode {

@@ -116,7 +116,7 @@ export {
   type StoreOption,
 } from "./sessions/manage.js";
 
-export type { DoctorFinding, DoctorReport, FindingKind } from "./store/doctor.js";
+export type { DoctorFinding, DoctorReport, FindingKind } from "./store/doctor/index.js";
 export type { HealthCheck, StoreHealth } from "./store/health.js";
 
 // Carrying a turn across a process boundary (the process runner uses these)

@@ -25,6 +25,10 @@ const USAGE_ERROR_CODES = new Set([
   "provider_config",
   "runtime_missing",
   "usage",
+  // The session named cannot be entered as it is: something else has its name, it is a link, or its meta.json is damaged.
+  "not_a_session",
+  "unsafe_session_path",
+  "corrupt_meta",
 ]);
 
 /** Configuration errors are the user's to fix even when they surface mid-run. */

@@ -65,7 +65,8 @@ function notASession(paths: SessionPaths, stat: Stats | null): NotASessionError 
   return new NotASessionError(paths.sessionId, paths.dir, reason);
 }
 
-function lstatOrNull(path: string): Stats | null {
+/** lstat, or null when nothing is there (or a parent is not a folder). */
+export function lstatOrNull(path: string): Stats | null {
   try {
     return lstatSync(path);
   } catch {

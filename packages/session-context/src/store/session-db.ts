@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, rmSync, writeFileSync, type Stats } from "node:fs";
 import { rename } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import {
@@ -20,7 +20,7 @@ import { historyProblems, HistoryFiles, nowSeconds, orderedNodes } from "./histo
 import { CREATING_PREFIX, SessionPaths } from "./layout.js";
 import { readMetaFile } from "./meta-file.js";
 import { registryEntryFromMeta, SessionRegistry } from "./registry.js";
-import { assertSafeToWrite, refuseExisting } from "./safe-paths.js";
+import { assertSafeToWrite, lstatOrNull, refuseExisting } from "./safe-paths.js";
 import { hasLeaseFiles, liveTurnLeases, releaseTurnLease, takeTurnLease } from "./turn-lease.js";
 import type {
   AppendOptions,
@@ -98,6 +98,8 @@ export class SessionDB {
   private readonly history = new HistoryFiles();
   private readonly pathsCache = new Map<string, SessionPaths>();
   private readonly preparedState = new Set<string>();
+  /** Sessions found safe to enter, with the state of their folder and meta.json then (see assertUsable). */
+  private readonly usableSessions = new Map<string, string>();
 
   constructor(options: SessionDBOptions = {}) {
     this.root = resolve(options.root ?? defaultSessionsRoot());
@@ -145,8 +147,9 @@ export class SessionDB {
    */
   async openSession(sessionId: string, options: Omit<CreateSessionOptions, "id"> = {}): Promise<boolean> {
     const paths = this.paths(sessionId);
-    if (existsSync(paths.meta)) {
-      await this.assertUsable(paths);
+    const metaStat = lstatOrNull(paths.meta);
+    if (metaStat) {
+      await this.assertUsable(paths, metaStat);
       if (hasLeaseFiles(paths)) await this.recoverIfAbandoned(sessionId);
       return false;
     }
@@ -171,7 +174,12 @@ export class SessionDB {
    * safely and read its meta.json; a damaged meta.json is marked in the
    * registry (so `sessions list` shows it) and refused with CorruptMetaError.
    */
-  private async assertUsable(paths: SessionPaths): Promise<void> {
+  private async assertUsable(paths: SessionPaths, metaStat: Stats): Promise<void> {
+    // Entering a session is the hot path: the full check runs again only when the session folder or meta.json changed
+    // (swapping a folder for a link changes the folder's mtime). Every write checks the links it goes through anyway.
+    const dirStat = lstatOrNull(paths.dir);
+    const key = `${dirStat?.ino}:${dirStat?.mtimeMs}:${metaStat.ino}:${metaStat.size}:${metaStat.mtimeMs}:${metaStat.ctimeMs}`;
+    if (this.usableSessions.get(paths.sessionId) === key) return;
     assertSafeToWrite(paths, [paths.context, paths.workdir, paths.turns]);
     try {
       this.readMetaSync(paths.sessionId);
@@ -179,6 +187,8 @@ export class SessionDB {
       if (error instanceof CorruptMetaError) await this.markDamaged(paths.sessionId);
       throw error;
     }
+    if (this.usableSessions.size > 10_000) this.usableSessions.clear();
+    this.usableSessions.set(paths.sessionId, key);
   }
 
   private async markDamaged(sessionId: string): Promise<void> {
@@ -251,7 +261,7 @@ export class SessionDB {
       throw refuseExisting(paths);
     }
     try {
-      await syncDirectory(this.root);
+      // No fsync of the root for the rename: the registry write below fsyncs the root, which makes both durable.
       const entry = registryEntryFromMeta(meta);
       await this.registry.update((entries) => {
         entries[sessionId] = entry;
@@ -355,6 +365,7 @@ export class SessionDB {
     if (existed) rmSync(paths.dir, { recursive: true, force: true });
     this.history.forget(paths);
     this.preparedState.delete(paths.state);
+    this.usableSessions.delete(sessionId);
     return existed || inRegistry;
   }
 

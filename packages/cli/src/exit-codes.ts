@@ -54,6 +54,10 @@ export const EXIT_CODES_BY_ERROR: Readonly<Record<KnownErrorCode, ExitCodes>> = 
   session_not_found: USAGE,
   session_exists: USAGE,
   not_agentic_function: USAGE,
+  // The session named cannot be entered as it is: something else has its name, it is a link, or its meta.json is damaged.
+  not_a_session: USAGE,
+  unsafe_session_path: USAGE,
+  corrupt_meta: USAGE,
   provider_config: CONFIGURATION,
   runtime_missing: CONFIGURATION,
   session_context_missing: FAILURE,

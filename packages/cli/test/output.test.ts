@@ -50,9 +50,14 @@ describe("exit codes", () => {
       "not_agentic_function",
       "provider_config",
       "runtime_missing",
+      "not_a_session",
+      "unsafe_session_path",
+      "corrupt_meta",
     ]) {
       expect(exitCodeForError(code, "setup")).toBe(EXIT_CODES.usage);
     }
+    expect(exitCodeForError("corrupt_meta", "run")).toBe(EXIT_CODES.failed);
+    expect(exitCodeForError("git_failed", "run")).toBe(EXIT_CODES.failed);
     expect(exitCodeForError("store_write_failed", "setup")).toBe(EXIT_CODES.failed);
     expect(exitCodeForError(undefined, "setup")).toBe(EXIT_CODES.failed);
   });

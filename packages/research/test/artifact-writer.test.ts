@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -22,6 +22,23 @@ describe("ArtifactWriter", () => {
     expect(readdirSync(join(dir, "literature review"))).toEqual(["review.md"]);
     expect(writer.written).toEqual(["literature review/review.md"]);
     expect(writer.versioned).toEqual([]);
+  });
+
+  it("writes artifacts private: files 0600 in the folders it creates 0700, an existing work dir keeps its mode", () => {
+    chmodSync(dir, 0o755);
+    const writer = new ArtifactWriter(dir);
+    writer.write("literature review/review.md", "# Review\n");
+    writer.write("paper/sections/related work.md", "text\n");
+    writer.write("paper/sections/related work.md", "revised\n");
+    const mode = (...parts: string[]): number => statSync(join(dir, ...parts)).mode & 0o777;
+    expect(mode()).toBe(0o755);
+    for (const folder of [["literature review"], ["paper"], ["paper", "sections"]]) expect(mode(...folder)).toBe(0o700);
+    for (const file of [
+      ["literature review", "review.md"],
+      ["paper", "sections", "related work.md"],
+      ["paper", "sections", "related work.v1.md"],
+    ])
+      expect(mode(...file)).toBe(0o600);
   });
 
   it("never overwrites: an existing file with other content becomes <name>.v<N>.md, v1 the oldest", () => {

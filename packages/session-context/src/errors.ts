@@ -50,7 +50,8 @@ export class InvalidSessionIdError extends OpenProgramError {
   ) {
     super(
       `Invalid session id ${quotedSessionId(sessionId)}: ${reason}. Session ids are 1-128 characters ` +
-        "of letters, digits, '_', '-', '.' and ':', and do not start with '.'.",
+        "of letters, digits, '_', '-', '.' and ':', do not start with '.' or '-', and are not the store's own " +
+        "files (index.json, index.json.*).",
     );
   }
 }
@@ -119,6 +120,59 @@ export class StoreLockTimeoutError extends OpenProgramError {
 /** A git operation on a session repository failed. */
 export class GitError extends OpenProgramError {
   readonly code = "git_failed";
+}
+
+/**
+ * A path in the sessions root where a session would go holds something else:
+ * a file, a directory that is not a session, or a session whose meta.json is
+ * gone. The store refuses it rather than take it over or remove it.
+ */
+export class NotASessionError extends OpenProgramError {
+  readonly code = "not_a_session";
+  constructor(
+    readonly sessionId: string,
+    readonly path: string,
+    reason: string,
+  ) {
+    super(
+      `${path} exists but is not an OpenProgram session: ${reason}. OpenProgram never takes over or removes what ` +
+        `it did not create: use another session id, or move ${path} out of the sessions root.`,
+    );
+  }
+}
+
+/**
+ * A session's directory, or one of its folders, is a symbolic link (or not a
+ * directory): writing through it could land outside the sessions root.
+ */
+export class UnsafeSessionPathError extends OpenProgramError {
+  readonly code = "unsafe_session_path";
+  constructor(
+    readonly sessionId: string,
+    readonly path: string,
+    reason: string,
+  ) {
+    super(
+      `Refusing to write session '${sessionId}': ${path} ${reason}. OpenProgram never writes through a symbolic ` +
+        "link inside the sessions root, so nothing lands outside it. Replace the link with the real directory " +
+        `(move it into place), then check the session with \`openprogram sessions doctor ${sessionId}\`.`,
+    );
+  }
+}
+
+/** A session's meta.json that does not parse, or is not a JSON object. */
+export class CorruptMetaError extends OpenProgramError {
+  readonly code = "corrupt_meta";
+  constructor(
+    readonly sessionId: string,
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(
+      `Session '${sessionId}' is damaged: ${path} ${reason}. Run \`openprogram sessions doctor ${sessionId} --fix\` ` +
+        "to rebuild it from the session's history (the damaged file is kept beside it as meta.json.corrupt-<time>).",
+    );
+  }
 }
 
 /** Two incompatible copies of @openprogram/session-context were loaded into one process. */

@@ -29,8 +29,20 @@ export function mintTurnId(): string {
 }
 
 /**
- * Refuses any session id that could escape the sessions root or name a hidden
- * directory, before a path is ever built from it.
+ * Names the store itself keeps in the sessions root, beside the session
+ * directories: the registry and its backups (`index.json.corrupt-<time>`,
+ * Python's `index.json.tmp`). Compared case-insensitively, for file systems
+ * that are. Every other file the store keeps there starts with '.'.
+ */
+function isStoreFileName(sessionId: string): boolean {
+  const lower = sessionId.toLowerCase();
+  return lower === "index.json" || lower.startsWith("index.json.");
+}
+
+/**
+ * Refuses any session id that could escape the sessions root, name a hidden
+ * directory, collide with the store's own files or read as a command-line
+ * option, before a path is ever built from it.
  */
 export function assertValidSessionId(sessionId: unknown): asserts sessionId is string {
   if (typeof sessionId !== "string") throw new InvalidSessionIdError(sessionId, "it is not a string");
@@ -46,6 +58,15 @@ export function assertValidSessionId(sessionId: unknown): asserts sessionId is s
   if (sessionId.includes("\\")) throw new InvalidSessionIdError(sessionId, "it contains '\\'");
   if (sessionId.includes("..")) throw new InvalidSessionIdError(sessionId, "it contains '..'");
   if (sessionId.startsWith(".")) throw new InvalidSessionIdError(sessionId, "it starts with '.'");
+  if (sessionId.startsWith("-")) {
+    throw new InvalidSessionIdError(sessionId, "it starts with '-', so a command line would read it as an option");
+  }
+  if (isStoreFileName(sessionId)) {
+    throw new InvalidSessionIdError(
+      sessionId,
+      "it is the name of the store's own registry file (or one of its copies)",
+    );
+  }
   if (!SESSION_ID_CHARACTERS.test(sessionId)) {
     throw new InvalidSessionIdError(
       sessionId,

@@ -124,7 +124,7 @@ export {
   type StoreOption,
 } from "./sessions/manage.js";
 
-export type { DoctorFinding, DoctorReport, FindingKind } from "./store/doctor.js";
+export type { DoctorFinding, DoctorReport, FindingKind } from "./store/doctor/index.js";
 export type { HealthCheck, StoreHealth } from "./store/health.js";
 
 // Wording shared by every package's messages

@@ -1,5 +1,14 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
-import { hostname } from "node:os";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -126,5 +135,106 @@ describe("sessions doctor", () => {
     expect(report.findings.filter((finding) => finding.fixed)).toEqual([]);
     expect((await store.db.loadNodes("busy"))[0]?.metadata.status).toBe("running");
     await store.db.endTurn("busy", "turn_live", { status: "idle" });
+  });
+
+  it("checks every session even when some repositories are broken, reporting each", async () => {
+    const db = store.db;
+    for (const id of ["a", "b", "c", "d", "e"]) {
+      await db.createSession({ id });
+      await db.appendNode(id, { role: "user", output: id }, { atHead: true, rootMarker: null });
+      await db.commitTurn(id, "turn 1");
+    }
+    writeFileSync(join(store.root, "b", ".git", "HEAD"), "garbage\n");
+    rmSync(join(store.root, "c", ".git"), { recursive: true });
+    mkdirSync(join(store.root, "c", ".git"));
+    rmSync(join(store.root, "d", ".git", "objects"), { recursive: true });
+    const historyE = join(store.root, "e", "history");
+    writeFileSync(join(historyE, readdirSync(historyE)[0] as string), "{");
+
+    for (const fix of [false, true]) {
+      const report = await doctorSessions({ db: new SessionDB({ root: store.root }), fix });
+      expect(report.sessionsChecked).toBe(5);
+      // Unrepaired, e's corrupt first node also leaves its head dangling and its history changed since the commit.
+      expect(kinds(report)).toEqual([
+        "b:git_damaged",
+        "c:git_damaged",
+        "d:git_damaged",
+        "e:corrupt_node",
+        ...(fix ? [] : ["e:dangling_head", "e:uncommitted_tail"]),
+      ]);
+      const damaged = report.findings.filter((finding) => finding.kind === "git_damaged");
+      for (const finding of damaged) {
+        expect(finding.fixed).toBe(false);
+        expect(finding.message).toMatch(/cannot be read/);
+        expect(finding.remedy).toContain(`mv ${finding.path} ${finding.path}.damaged`);
+      }
+      expect(report.findings.find((finding) => finding.kind === "corrupt_node")?.fixed).toBe(fix);
+      expect(report.healthy).toBe(false);
+    }
+  });
+
+  it("--fix restores a corrupt node from the newest commit where it still parses", async () => {
+    const db = store.db;
+    await db.createSession({ id: "s" });
+    const node = await db.appendNode("s", { role: "user", output: "the original" }, { atHead: true, rootMarker: null });
+    await db.commitTurn("s", "turn 1");
+    const dir = join(store.root, "s");
+    const file = `0000-u-${node.id}.json`;
+    const good = readFileSync(join(dir, "history", file), "utf8");
+    // Committed corrupt twice, as an older version (or the Python store, or a person) could have done.
+    for (const text of ['{"id": "tru', "[]"]) {
+      writeFileSync(join(dir, "history", file), text);
+      git(dir, "commit", "-q", "-am", "corrupt");
+    }
+    const goodCommit = git(dir, "rev-list", "--max-count=1", "HEAD~2");
+    const report = await doctorSessions({ db: new SessionDB({ root: store.root }), fix: true });
+    const finding = report.findings.find((candidate) => candidate.kind === "corrupt_node");
+    expect(finding?.fixed).toBe(true);
+    expect(finding?.remedy).toBe(
+      `Restored the last committed version that parses (commit ${goodCommit.slice(0, 12)}).`,
+    );
+    expect(readFileSync(join(dir, "history", file), "utf8")).toBe(good);
+    expect((await new SessionDB({ root: store.root }).loadNodes("s")).map((loaded) => loaded.output)).toEqual([
+      "the original",
+    ]);
+    expect(kinds(await doctorSessions({ db: new SessionDB({ root: store.root }) }))).toEqual([]);
+  });
+
+  it('refuses a meta.json that is not an object, keeps it aside, and never turns it into {"0": ...}', async () => {
+    await store.db.createSession({ id: "s", title: "Kept title" });
+    await store.db.appendNode("s", { role: "user", output: "x" }, { atHead: true, rootMarker: null });
+    await store.db.commitTurn("s");
+    const meta = join(store.root, "s", "meta.json");
+    writeFileSync(meta, '["x"]');
+    const report = await doctorSessions({ db: new SessionDB({ root: store.root }) });
+    expect(kinds(report)).toContain("s:corrupt_meta");
+    expect(report.findings.find((finding) => finding.kind === "corrupt_meta")?.message).toBe(
+      "meta.json is not a JSON object (it holds an array).",
+    );
+    await doctorSessions({ db: new SessionDB({ root: store.root }), fix: true });
+    const rebuilt = JSON.parse(readFileSync(meta, "utf8")) as Record<string, unknown>;
+    expect(rebuilt).not.toHaveProperty("0");
+    expect(rebuilt.title).toBe("Kept title");
+    const kept = readdirSync(join(store.root, "s")).filter((name) => name.startsWith("meta.json.corrupt-"));
+    expect(kept.map((name) => readFileSync(join(store.root, "s", name), "utf8"))).toEqual(['["x"]']);
+  });
+
+  it("never takes over a folder that is not a session, and reports a session reached through a link", async () => {
+    await store.db.createSession({ id: "real" });
+    mkdirSync(join(store.root, "mydir", "sub"), { recursive: true });
+    writeFileSync(join(store.root, "mydir", "notes.txt"), "mine\n");
+    const outside = mkdtempSync(join(tmpdir(), "openprogram-doctor-outside-"));
+    try {
+      mkdirSync(join(outside, "history"));
+      writeFileSync(join(outside, "meta.json"), JSON.stringify({ id: "linked", head_id: null }));
+      symlinkSync(outside, join(store.root, "linked"));
+      const report = await doctorSessions({ db: store.db, fix: true });
+      expect(kinds(report)).toEqual(["linked:unsafe_path", "mydir:not_a_session"]);
+      expect(report.findings.find((finding) => finding.kind === "unsafe_path")?.fixed).toBe(false);
+      expect(readdirSync(join(store.root, "mydir")).sort()).toEqual(["notes.txt", "sub"]);
+      expect(readdirSync(outside).sort()).toEqual(["history", "meta.json"]);
+    } finally {
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 });

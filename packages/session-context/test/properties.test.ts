@@ -39,6 +39,10 @@ const hostileString = fc.oneof(
     "C:\\win",
     ".git",
     "index.json",
+    "INDEX.JSON",
+    "index.json.corrupt-1700000000000",
+    "-rf",
+    "--session",
     "a".repeat(129),
     "é",
     "\ud800",
@@ -59,7 +63,11 @@ describe("session ids", () => {
           expect((error as OpenProgramError).code).toBe("invalid_session_id");
         }
         expect(valid).toBe(
-          /^[A-Za-z0-9_.:-]{1,128}$/.test(sessionId) && !sessionId.startsWith(".") && !sessionId.includes(".."),
+          /^[A-Za-z0-9_.:-]{1,128}$/.test(sessionId) &&
+            !sessionId.startsWith(".") &&
+            !sessionId.startsWith("-") &&
+            !sessionId.includes("..") &&
+            !/^index\.json(\..*)?$/i.test(sessionId),
         );
         const outcome = await store.db.ensureSession(sessionId).then(
           (result) => ({ ok: true as const, result }),

@@ -17,6 +17,16 @@ import { ArtifactWriteError } from "../errors.js";
 import { nextVersionPath } from "./versioned-name.js";
 
 /**
+ * Artifacts are private like the session store: a paper draft, the ideas and
+ * the review are as personal as the conversation that produced them. Folders
+ * this writer creates get 0700 (folders that already exist keep their mode:
+ * the work dir is the user's), files 0600.
+ */
+export const ARTIFACT_FILE_MODE = 0o600;
+/** Mode of the folders the writer creates; see ARTIFACT_FILE_MODE. */
+export const ARTIFACT_DIR_MODE = 0o700;
+
+/**
  * Writes a run's artifacts into its work dir. Each file is written whole to a
  * temp file, fsynced and renamed into place, so an interrupted run leaves
  * complete files. A file that already exists with other content is kept: it
@@ -37,7 +47,7 @@ export class ArtifactWriter {
     const bytes = Buffer.from(content, "utf8");
     let temp: string | null = null;
     try {
-      mkdirSync(dirname(path), { recursive: true });
+      mkdirSync(dirname(path), { recursive: true, mode: ARTIFACT_DIR_MODE });
       const existing = readIfExists(path);
       if (existing === null || !existing.equals(bytes)) {
         temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
@@ -70,7 +80,7 @@ function readIfExists(path: string): Buffer | null {
 }
 
 function writeDurably(path: string, bytes: Buffer): void {
-  const fd = openSync(path, "wx", 0o644);
+  const fd = openSync(path, "wx", ARTIFACT_FILE_MODE);
   try {
     writeSync(fd, bytes);
     fsyncSync(fd);

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { canonicalJson } from "../json/canonical.js";
-import { doctorStore, type DoctorReport } from "../store/doctor.js";
+import { doctorStore, type DoctorReport } from "../store/doctor/index.js";
 import { probeStore, type StoreHealth } from "../store/health.js";
 import { nodeStatus } from "../store/node-status.js";
 import { openStore } from "../store/open-store.js";

@@ -8,6 +8,13 @@ export const FILE_MODE = 0o600;
 /** Mode of every directory the store creates. */
 export const DIR_MODE = 0o700;
 
+const TEMP_FILE = /^\..*\.tmp-[0-9a-f]+$/;
+
+/** True for the name of a temp file `writeFileAtomic` writes (left behind only by a write that never completed). */
+export function isTempFileName(fileName: string): boolean {
+  return TEMP_FILE.test(fileName);
+}
+
 /**
  * Writes `data` so that readers see either the old file or the whole new one:
  * temp file in the same directory, fsync, rename over, fsync the directory. A
@@ -34,7 +41,22 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
   }
 }
 
-async function syncDirectory(directory: string): Promise<void> {
+/**
+ * Creates a new file (never replacing one, never following a link) and
+ * flushes it; for files in a directory no one else can see yet.
+ */
+export async function writeNewFileDurably(path: string, data: string | Uint8Array): Promise<void> {
+  const handle = await open(path, "wx", FILE_MODE);
+  try {
+    await handle.writeFile(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** fsync of a directory: makes the names created, renamed or removed in it durable. */
+export async function syncDirectory(directory: string): Promise<void> {
   const handle = await open(directory, "r");
   try {
     await handle.sync();

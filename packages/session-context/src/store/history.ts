@@ -1,4 +1,14 @@
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { InvalidNodeError, NodeNotFoundError, StoreWriteError } from "../errors.js";
 import { mintNodeId } from "../ids.js";
@@ -234,13 +244,14 @@ export class HistoryFiles {
     const path = join(paths.history, fileName);
     let raw: string;
     try {
-      raw = readFileSync(path, "utf8");
+      raw = readNodeFile(path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
-      this.recordProblem(state, fileName, { path, message: (error as Error).message });
+      this.recordProblem(state, fileName, { path, message: unreadableReason(error) });
+      if (parsed.seq > state.maxSeq) state.maxSeq = parsed.seq;
       return;
     }
-    const node = parseNode(raw, parsed.seq);
+    const node = parseNodeText(raw, parsed.seq);
     if (typeof node === "string") {
       this.recordProblem(state, fileName, { path, message: node });
       // Its seq stays taken so that no new node reuses it.
@@ -296,8 +307,12 @@ export function historyProblems(state: HistoryState): HistoryProblem[] {
 
 export type { HistoryState };
 
-/** Parses a node file; returns a message instead of throwing so one bad file cannot hide the rest. */
-function parseNode(raw: string, seqFromName: number): SessionNode | string {
+/**
+ * Parses a node file's text (the one parser of node files: the store, the
+ * commit check and the doctor use it); returns why it is not a node instead
+ * of throwing, so one bad file cannot hide the rest.
+ */
+export function parseNodeText(raw: string, seqFromName: number): SessionNode | string {
   let value: unknown;
   try {
     value = JSON.parse(raw);
@@ -330,10 +345,34 @@ function freezeNode(node: SessionNode): SessionNode {
   return Object.freeze(node);
 }
 
+/**
+ * Reads a node file without following a symbolic link: a link in history/
+ * would show the model a file from outside the sessions root as a node.
+ */
+export function readNodeFile(path: string): string {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    return readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Why readNodeFile failed, in words. */
+export function unreadableReason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "ELOOP")
+    return "is a symbolic link (not read: OpenProgram does not follow links inside the sessions root)";
+  return `cannot be read (${code ?? (error as Error).message})`;
+}
+
+/** Opens for appending, creating it if needed, never through a symbolic link. */
+const APPEND_NO_FOLLOW = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+
 /** Appends one line; O_APPEND writes of a short line are atomic, so writers never interleave. */
 function appendJournalLine(journalPath: string, fileName: string): boolean {
   try {
-    const fd = openSync(journalPath, "a", FILE_MODE);
+    const fd = openSync(journalPath, APPEND_NO_FOLLOW, FILE_MODE);
     try {
       writeSync(fd, `${fileName}\n`);
     } finally {

@@ -10,12 +10,20 @@ import type { NodeRole } from "./types.js";
  */
 export const INDEX_FILE = "index.json";
 export const REGISTRY_LOCK_FILE = ".index.lock";
+/**
+ * A session is built in `<root>/.creating-<id>-<hex>/` and renamed into place
+ * whole, so no other process ever sees a half-made session directory. The
+ * leading '.' keeps it out of every listing (no session id starts with '.').
+ */
+export const CREATING_PREFIX = ".creating-";
 
 const ROLE_LETTERS: Record<NodeRole, string> = { user: "u", llm: "l", code: "c" };
+const ROLE_BY_LETTER = new Map(Object.entries(ROLE_LETTERS).map(([role, letter]) => [letter, role as NodeRole]));
 const NODE_FILE = /^(\d{4,})-([a-z])-([^/\\]+)\.json$/;
 
 /** Paths of one session; the id is validated before any path is built. */
 export class SessionPaths {
+  readonly sessionId: string;
   readonly dir: string;
   readonly meta: string;
   readonly history: string;
@@ -31,6 +39,7 @@ export class SessionPaths {
 
   constructor(root: string, sessionId: string) {
     assertValidSessionId(sessionId);
+    this.sessionId = sessionId;
     this.dir = join(root, sessionId);
     this.meta = join(this.dir, "meta.json");
     this.history = join(this.dir, "history");
@@ -51,11 +60,11 @@ export function nodeFileName(seq: number, role: NodeRole, nodeId: string): strin
   return `${String(seq).padStart(4, "0")}-${ROLE_LETTERS[role]}-${nodeId}.json`;
 }
 
-/** The seq encoded in a node file name, or null for anything else in history/. */
-export function parseNodeFileName(fileName: string): { seq: number; nodeId: string } | null {
+/** The seq (and the role its letter names, if any) encoded in a node file name, or null for anything else in history/. */
+export function parseNodeFileName(fileName: string): { seq: number; nodeId: string; role: NodeRole | null } | null {
   const match = NODE_FILE.exec(fileName);
   if (!match) return null;
-  return { seq: Number(match[1]), nodeId: match[3] as string };
+  return { seq: Number(match[1]), nodeId: match[3] as string, role: ROLE_BY_LETTER.get(match[2] as string) ?? null };
 }
 
 /** Lines git must never commit: our bookkeeping and in-flight temp files. */

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, renameSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { StoreWriteError } from "../errors.js";
 import { isValidSessionId } from "../ids.js";
@@ -6,6 +6,7 @@ import { dumpsPythonIndented } from "../json/python-json.js";
 import { writeFileAtomic } from "./atomic-file.js";
 import { withLock } from "./file-lock.js";
 import { INDEX_FILE, REGISTRY_LOCK_FILE } from "./layout.js";
+import { readMetaFile } from "./meta-file.js";
 import type { SessionMeta, SessionRecord } from "./types.js";
 
 type Entries = Record<string, SessionRecord>;
@@ -99,16 +100,18 @@ export class SessionRegistry {
     }
     for (const name of names.sort()) {
       if (!isValidSessionId(name)) continue;
-      const metaRaw = readOrNull(join(this.root, name, "meta.json"));
-      if (metaRaw === null) continue;
-      try {
-        const meta = JSON.parse(metaRaw.toString("utf8")) as SessionMeta;
-        entries[name] = registryEntryFromMeta({ ...meta, id: name });
-      } catch {
-        reportStoreProblem(
-          `${join(this.root, name, "meta.json")} is not valid JSON; session '${name}' is left out of the registry.`,
-        );
+      const metaPath = join(this.root, name, "meta.json");
+      const reading = readMetaFile(metaPath);
+      if (reading.state === "missing") continue;
+      if (reading.state === "ok") {
+        entries[name] = registryEntryFromMeta({ ...reading.meta, id: name });
+        continue;
       }
+      // Listed as damaged rather than dropped: `sessions list` must show it, and doctor --fix repairs it.
+      reportStoreProblem(
+        `${metaPath} ${reading.reason}; session '${name}' is listed as damaged. Run \`openprogram sessions doctor ${name} --fix\`.`,
+      );
+      entries[name] = damagedEntry(join(this.root, name), name);
     }
     return entries;
   }
@@ -132,6 +135,46 @@ export function registryEntryFromMeta(meta: SessionMeta, overrides: Partial<Sess
     peer_id: null,
     ...overrides,
   };
+}
+
+/** The registry entry of a session whose meta.json cannot be read: its times from the directory, status "damaged". */
+export function damagedEntry(directory: string, sessionId: string): SessionRecord {
+  const seconds = (statSync(directory, { throwIfNoEntry: false })?.mtimeMs ?? 0) / 1000;
+  return registryEntryFromMeta(
+    {
+      id: sessionId,
+      agent_id: "main",
+      title: "",
+      source: "",
+      created_at: seconds,
+      updated_at: seconds,
+      project_id: "",
+      head_id: null,
+    },
+    { status: "damaged" },
+  );
+}
+
+/** What reading `<root>/index.json` found, for checks that must tell a missing registry from a corrupt one. */
+export type RegistryReading =
+  | { state: "ok"; entries: Entries }
+  | { state: "missing" }
+  | { state: "corrupt"; reason: string };
+
+/** Reads the registry file as it is on disk, without rebuilding or caching anything. */
+export function readRegistryFile(root: string): RegistryReading {
+  const raw = readOrNull(join(root, INDEX_FILE));
+  if (raw === null) return { state: "missing" };
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.toString("utf8"));
+  } catch {
+    return { state: "corrupt", reason: "is not valid JSON" };
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    return { state: "corrupt", reason: "is not a JSON object" };
+  }
+  return { state: "ok", entries: value as Entries };
 }
 
 function readOrNull(path: string): Buffer | null {

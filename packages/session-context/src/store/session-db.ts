@@ -1,9 +1,17 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { InvalidInputError, SessionExistsError, SessionNotFoundError, StoreWriteError } from "../errors.js";
-import { assertValidIdPrefix, assertValidSessionId, mintPrefixedId } from "../ids.js";
+import { existsSync, lstatSync, mkdirSync, rmSync, writeFileSync, type Stats } from "node:fs";
+import { rename } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import {
+  CorruptMetaError,
+  InvalidInputError,
+  NotASessionError,
+  SessionExistsError,
+  SessionNotFoundError,
+  StoreWriteError,
+} from "../errors.js";
+import { assertValidIdPrefix, assertValidSessionId, mintPrefixedId, randomHex } from "../ids.js";
 import { dumpsPython } from "../json/python-json.js";
-import { DIR_MODE, FILE_MODE, writeFileAtomic } from "./atomic-file.js";
+import { DIR_MODE, FILE_MODE, syncDirectory, writeFileAtomic, writeNewFileDurably } from "./atomic-file.js";
 import { defaultSessionsRoot } from "./default-root.js";
 import { withLock } from "./file-lock.js";
 import { withLeasedLock } from "./lease-lock.js";
@@ -12,8 +20,10 @@ import { historyProblems, HistoryFiles, orderedNodes } from "./history.js";
 import { clipLine, clipText } from "../messages/clip-text.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import { isUnfinished } from "./node-status.js";
-import { SessionPaths } from "./layout.js";
+import { CREATING_PREFIX, SessionPaths } from "./layout.js";
+import { readMetaFile } from "./meta-file.js";
 import { registryEntryFromMeta, SessionRegistry } from "./registry.js";
+import { assertSafeToWrite, lstatOrNull, refuseExisting } from "./safe-paths.js";
 import { hasLeaseFiles, liveTurnLeases, releaseTurnLease, takeTurnLease } from "./turn-lease.js";
 import type {
   AppendOptions,
@@ -69,8 +79,8 @@ export interface EndTurnOptions {
 const META_FIELDS = new Set(["title", "agent_id", "source"]);
 /** A session lock's holder touches it every 2 s while it holds it; one untouched this long was left by a killed process. */
 const SESSION_LOCK = { staleMs: 10_000, timeoutMs: 30_000 };
-/** How long to wait for another process to finish creating a session it has claimed. */
-const CREATE_WAIT_MS = 2_000;
+/** How many minted ids to try when each one's name is taken by something that is not a session. */
+const MINT_ATTEMPTS = 8;
 
 /**
  * The git-backed session store: one directory and one git repository per
@@ -89,6 +99,8 @@ export class SessionDB {
   private readonly history = new HistoryFiles();
   private readonly pathsCache = new Map<string, SessionPaths>();
   private readonly preparedState = new Set<string>();
+  /** Sessions found safe to enter, with the state of their folder and meta.json then (see assertUsable). */
+  private readonly usableSessions = new Map<string, string>();
 
   constructor(options: SessionDBOptions = {}) {
     this.root = resolve(options.root ?? defaultSessionsRoot());
@@ -136,7 +148,9 @@ export class SessionDB {
    */
   async openSession(sessionId: string, options: Omit<CreateSessionOptions, "id"> = {}): Promise<boolean> {
     const paths = this.paths(sessionId);
-    if (existsSync(paths.meta)) {
+    const metaStat = lstatOrNull(paths.meta);
+    if (metaStat) {
+      await this.assertUsable(paths, metaStat);
       if (hasLeaseFiles(paths)) await this.recoverIfAbandoned(sessionId);
       return false;
     }
@@ -145,13 +159,58 @@ export class SessionDB {
 
   /** Mints an id and creates the session under it; resolves to the id. */
   async createNewSession(options: Omit<CreateSessionOptions, "id"> = {}): Promise<string> {
-    for (;;) {
-      const record = await this.tryCreate(options);
-      if (record) return record.id;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const record = await this.tryCreate(options);
+        if (record) return record.id;
+      } catch (error) {
+        // A minted name taken by a stray file: mint another (a few times; then the root is in a strange state).
+        if (!(error instanceof NotASessionError) || attempt >= MINT_ATTEMPTS) throw error;
+      }
     }
   }
 
-  /** Creates the session, or resolves to null when another caller created it first. */
+  /**
+   * An existing session may be entered only when the store can write it
+   * safely and read its meta.json; a damaged meta.json is marked in the
+   * registry (so `sessions list` shows it) and refused with CorruptMetaError.
+   */
+  private async assertUsable(paths: SessionPaths, metaStat: Stats): Promise<void> {
+    // Entering a session is the hot path: the full check runs again only when the session folder or meta.json changed
+    // (swapping a folder for a link changes the folder's mtime). Every write checks the links it goes through anyway.
+    const dirStat = lstatOrNull(paths.dir);
+    const key = `${dirStat?.ino}:${dirStat?.mtimeMs}:${metaStat.ino}:${metaStat.size}:${metaStat.mtimeMs}:${metaStat.ctimeMs}`;
+    if (this.usableSessions.get(paths.sessionId) === key) return;
+    assertSafeToWrite(paths, [paths.context, paths.workdir, paths.turns]);
+    try {
+      this.readMetaSync(paths.sessionId);
+    } catch (error) {
+      if (error instanceof CorruptMetaError) await this.markDamaged(paths.sessionId);
+      throw error;
+    }
+    if (this.usableSessions.size > 10_000) this.usableSessions.clear();
+    this.usableSessions.set(paths.sessionId, key);
+  }
+
+  private async markDamaged(sessionId: string): Promise<void> {
+    try {
+      await this.registry.update((entries) => {
+        const current = entries[sessionId];
+        if (current && current.status !== "damaged") entries[sessionId] = { ...current, status: "damaged" };
+      });
+    } catch (error) {
+      // A read-only store cannot record it; the caller still gets the CorruptMetaError.
+      if (!(error instanceof StoreWriteError)) throw error;
+    }
+  }
+
+  /**
+   * Creates the session, or resolves to null when another caller created it
+   * first. The session is built whole in a hidden folder and renamed into
+   * place, so the only thing that can already be at its path is a session (then
+   * null) or something that is not ours (then NotASessionError): nothing is
+   * ever taken over, and nothing is removed but the hidden folder this call made.
+   */
   private async tryCreate(options: CreateSessionOptions): Promise<SessionRecord | null> {
     if (options.idPrefix !== undefined) assertValidIdPrefix(options.idPrefix);
     const sessionId = options.id ?? mintPrefixedId(options.idPrefix ?? "session");
@@ -161,7 +220,7 @@ export class SessionDB {
     }
     const paths = this.paths(sessionId);
     this.ensureRoot();
-    if (!this.claim(paths) && (await this.createdByOther(paths))) return null;
+    if (this.pathTaken(paths)) return null;
     const now = nowSeconds();
     const meta: SessionMeta = {
       id: sessionId,
@@ -174,48 +233,58 @@ export class SessionDB {
       head_id: null,
       ...(options.extra ?? {}),
     };
+    const building = join(this.root, `${CREATING_PREFIX}${sessionId}-${randomHex(8)}`);
     try {
-      for (const directory of [paths.history, paths.context, paths.workdir, paths.state]) {
-        mkdirSync(directory, { recursive: true, mode: DIR_MODE });
+      mkdirSync(building, { mode: DIR_MODE });
+      for (const folder of ["history", "context", "workdir", ".state"])
+        mkdirSync(join(building, folder), { mode: DIR_MODE });
+      writeFileSync(join(building, "workdir", ".gitkeep"), "", { mode: FILE_MODE, flag: "wx" });
+      await writeNewFileDurably(join(building, "meta.json"), dumpsPython(meta));
+      await syncDirectory(building);
+    } catch (error) {
+      rmSync(building, { recursive: true, force: true });
+      throw error instanceof StoreWriteError ? error : new StoreWriteError(building, error);
+    }
+    // Checked once more just before the rename: rename(2) would replace an empty directory that appeared meanwhile.
+    if (this.pathTaken(paths, building)) {
+      rmSync(building, { recursive: true, force: true });
+      return null;
+    }
+    try {
+      await rename(building, paths.dir);
+    } catch (error) {
+      rmSync(building, { recursive: true, force: true });
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== "ENOTEMPTY" && code !== "EEXIST" && code !== "ENOTDIR" && code !== "EISDIR") {
+        throw new StoreWriteError(paths.dir, error);
       }
-      writeFileSync(paths.gitkeep, "", { mode: FILE_MODE });
-      // meta.json makes the session exist; a crash before the registry write is repaired by the next getSession.
-      await writeFileAtomic(paths.meta, dumpsPython(meta));
+      if (this.pathTaken(paths)) return null;
+      throw refuseExisting(paths);
+    }
+    try {
+      // No fsync of the root for the rename: the registry write below fsyncs the root, which makes both durable.
       const entry = registryEntryFromMeta(meta);
       await this.registry.update((entries) => {
         entries[sessionId] = entry;
       });
       return { ...entry };
     } catch (error) {
-      // Never leave a half-made session behind.
-      rmSync(paths.dir, { recursive: true, force: true });
+      // The session is complete on disk and may be in use already: it stays, and the registry is repaired on read.
       throw error instanceof StoreWriteError ? error : new StoreWriteError(paths.dir, error);
     }
   }
 
-  /** mkdir without `recursive` is the atomic claim on an id; false when the directory exists. */
-  private claim(paths: SessionPaths): boolean {
-    try {
-      mkdirSync(paths.dir, { mode: DIR_MODE });
-      return true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
-      throw new StoreWriteError(paths.dir, error);
-    }
-  }
-
   /**
-   * The directory exists: true once its meta.json appears (another caller
-   * created the session); false when it never does (a create that crashed, whose
-   * leftovers this caller may take over).
+   * True when a session already exists at the path (another caller created
+   * it); throws when something else is there; false when the name is free.
+   * `cleanup` is removed before throwing (the hidden folder this call built).
    */
-  private async createdByOther(paths: SessionPaths): Promise<boolean> {
-    const deadline = Date.now() + CREATE_WAIT_MS;
-    while (!existsSync(paths.meta)) {
-      if (Date.now() > deadline) return false;
-      await new Promise((resolveWait) => setTimeout(resolveWait, 10));
-    }
-    return true;
+  private pathTaken(paths: SessionPaths, cleanup?: string): boolean {
+    const stat = lstatSync(paths.dir, { throwIfNoEntry: false });
+    if (!stat) return false;
+    if (stat.isDirectory() && existsSync(paths.meta)) return true;
+    if (cleanup) rmSync(cleanup, { recursive: true, force: true });
+    throw refuseExisting(paths);
   }
 
   /** The registry entry of a session, or null. */
@@ -245,16 +314,13 @@ export class SessionDB {
     return this.readMetaSync(sessionId);
   }
 
-  /** Synchronous readMeta, for the core's prompt rendering. */
+  /** Synchronous readMeta, for the core's prompt rendering. A meta.json that is not a JSON object is a CorruptMetaError. */
   readMetaSync(sessionId: string): SessionMeta {
     const paths = this.paths(sessionId);
-    let raw: string;
-    try {
-      raw = readFileSync(paths.meta, "utf8");
-    } catch {
-      throw new SessionNotFoundError(sessionId);
-    }
-    return JSON.parse(raw) as SessionMeta;
+    const reading = readMetaFile(paths.meta);
+    if (reading.state === "missing") throw new SessionNotFoundError(sessionId);
+    if (reading.state === "corrupt") throw new CorruptMetaError(sessionId, paths.meta, reading.reason);
+    return reading.meta;
   }
 
   /** Sessions from the registry, most recently updated first. */
@@ -286,6 +352,11 @@ export class SessionDB {
   /** Deletes a session's directory and registry entry; false when it did not exist. */
   async deleteSession(sessionId: string): Promise<boolean> {
     const paths = this.paths(sessionId);
+    // Only a session is ever removed: a stray file or folder under a session's name is refused, never deleted.
+    const stat = lstatSync(paths.dir, { throwIfNoEntry: false });
+    if (stat && (!stat.isDirectory() || (!existsSync(paths.meta) && !existsSync(paths.history)))) {
+      throw refuseExisting(paths);
+    }
     const existed = existsSync(paths.dir);
     let inRegistry = false;
     await this.registry.update((entries) => {
@@ -295,6 +366,7 @@ export class SessionDB {
     if (existed) rmSync(paths.dir, { recursive: true, force: true });
     this.history.forget(paths);
     this.preparedState.delete(paths.state);
+    this.usableSessions.delete(sessionId);
     return existed || inRegistry;
   }
 
@@ -365,6 +437,7 @@ export class SessionDB {
   /** Commits everything the turn wrote; returns the sha, or null when nothing changed. */
   async commitTurn(sessionId: string, message = "turn"): Promise<string | null> {
     const paths = this.requirePaths(sessionId);
+    assertSafeToWrite(paths);
     this.ensureStateDir(paths);
     return withLock(paths.commitLock, () => commitAll(paths, message));
   }
@@ -377,6 +450,7 @@ export class SessionDB {
   /** Marks the session running and takes the turn lease (crash recovery relies on it). */
   async beginTurn(sessionId: string, turnId: string): Promise<void> {
     const paths = this.requirePaths(sessionId);
+    assertSafeToWrite(paths, [paths.turns]);
     this.ensureStateDir(paths);
     takeTurnLease(paths, turnId);
     await this.setStatus(sessionId, "running");
@@ -436,6 +510,8 @@ export class SessionDB {
   /** Runs a section under the session's store lock (for repairs): no other writer in any process runs meanwhile. */
   async withSessionLock<T>(sessionId: string, section: () => Promise<T>): Promise<T> {
     const paths = this.paths(sessionId);
+    // Every node and meta write runs here: nothing is written through a link (see safe-paths.ts).
+    assertSafeToWrite(paths);
     this.ensureStateDir(paths);
     return withLeasedLock(paths.lock, section, SESSION_LOCK);
   }

@@ -1,9 +1,12 @@
-import { mkdirSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, constants, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { StoreWriteError } from "../errors.js";
 import { DIR_MODE, FILE_MODE } from "./atomic-file.js";
 import { isProcessAlive, processIdentity } from "./file-lock.js";
 import type { SessionPaths } from "./layout.js";
+
+/** Create or truncate, never through a symbolic link. */
+const WRITE_NO_FOLLOW = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
 
 /**
  * A turn lease is a file in `.state/turns/` naming the process that runs the
@@ -19,7 +22,12 @@ export function takeTurnLease(paths: SessionPaths, turnId: string): void {
   const { pid, host } = processIdentity();
   // Not fsynced: a lease only says which live process runs the turn, and a crash that loses it is the case recovery handles.
   try {
-    writeFileSync(join(paths.turns, leaseName(turnId)), `${pid} ${host} ${Date.now()}\n`, { mode: FILE_MODE });
+    const fd = openSync(join(paths.turns, leaseName(turnId)), WRITE_NO_FOLLOW, FILE_MODE);
+    try {
+      writeSync(fd, `${pid} ${host} ${Date.now()}\n`);
+    } finally {
+      closeSync(fd);
+    }
   } catch (error) {
     throw new StoreWriteError(join(paths.turns, leaseName(turnId)), error);
   }

@@ -53,8 +53,8 @@ export interface AppendOptions {
   rootMarker?: "ROOT" | null;
 }
 
-/** Session status as shown in the registry. */
-export type SessionStatus = "idle" | "running" | "needs_input" | "failed";
+/** Session status as shown in the registry; "damaged": its meta.json cannot be read (see `sessions doctor`). */
+export type SessionStatus = "idle" | "running" | "needs_input" | "failed" | "damaged";
 
 /** One entry of `<root>/index.json`, the registry of sessions. */
 export interface SessionRecord {

@@ -83,6 +83,9 @@ describe("kill -9 of the dispatcher during the turns of 20 sessions", () => {
 
       const db = new SessionDB({ root });
       for (const sessionId of sessions) {
+        // Reads report what was recorded; opening the session for a turn (as the next dispatcher does) recovers it.
+        expect((await db.getSession(sessionId))?.status).toBe("running");
+        await db.openSession(sessionId);
         const record = await db.getSession(sessionId);
         expect(["running", "needs_input"], `status of ${sessionId}`).not.toContain(record?.status);
         const seqs = new Set<number>();

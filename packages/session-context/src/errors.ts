@@ -221,6 +221,11 @@ export class SessionBusyError extends OpenProgramError {
   }
 }
 
+/** An input (a file, stdin) larger than the configured limit; nothing past the limit was read. */
+export class InputTooLargeError extends OpenProgramError {
+  readonly code = "input_too_large";
+}
+
 /** A module export that is not an agentic function was asked to run. */
 export class NotAgenticFunctionError extends OpenProgramError {
   readonly code = "not_agentic_function";

@@ -66,3 +66,13 @@ export class TooManyTurnsError extends OpenProgramError {
     );
   }
 }
+
+/** The dispatcher already runs as many turns as it may at once (`maxConcurrentTurns`). */
+export class ServerBusyError extends OpenProgramError {
+  readonly code = "server_busy";
+  constructor(limit: number) {
+    super(
+      `The dispatcher already runs ${limit} turns, the most it runs at once (--max-turns); try again when one has finished.`,
+    );
+  }
+}

@@ -36,7 +36,7 @@ async function startServer(): Promise<{ server: ChildProcess; port: number; exit
   const port = await findFreePort();
   const server = spawn(
     process.execPath,
-    [CLI_BIN, "serve", "--port", String(port), "--program", `${PROGRAM_FILE}#work`],
+    [CLI_BIN, "serve", "--port", String(port), "--no-token", "--program", `${PROGRAM_FILE}#work`],
     { env, stdio: "ignore" },
   );
   const exited = new Promise((resolve) => server.on("exit", resolve));

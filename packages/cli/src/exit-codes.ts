@@ -10,6 +10,8 @@ export const EXIT_CODES = {
   interrupted: 130,
   /** Stopped with SIGTERM: the turn was cancelled and committed. */
   terminated: 143,
+  /** stdout is a pipe whose reader has gone (`| head`): quiet, as a process killed by SIGPIPE (128 + 13). */
+  brokenPipe: 141,
 } as const;
 
 /** One of the documented exit codes. */
@@ -18,6 +20,7 @@ export type ExitCode = (typeof EXIT_CODES)[keyof typeof EXIT_CODES];
 /** Error codes that mean the caller gave us something unusable; nothing ran. */
 const USAGE_ERROR_CODES = new Set([
   "invalid_input",
+  "input_too_large",
   "invalid_session_id",
   "session_not_found",
   "session_exists",

@@ -27,7 +27,7 @@ export function guardOutput(stream: NodeJS.WritableStream): OutputGuard {
       await new Promise<void>((resolve) => {
         try {
           stream.write("", (error) => {
-            if (error) record(error as NodeJS.ErrnoException);
+            if (error) record(error);
             resolve();
           });
         } catch (error) {

@@ -22,7 +22,7 @@ describe("resolveServeConfig", () => {
     expect(config).toEqual({
       host: "127.0.0.1",
       port: 8787,
-      token: expect.stringMatching(/^[0-9a-f]{48}$/) as unknown as string,
+      token: expect.stringMatching(/^[0-9a-f]{48}$/) as unknown,
       tokenOrigin: { kind: "stored", path: tokenFile },
       allowedOrigins: [],
       sessionsRoot: join(home, "sessions"),

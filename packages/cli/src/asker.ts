@@ -1,18 +1,19 @@
 import { resolve } from "node:path";
 import { Writable } from "node:stream";
 import { createScriptedAsker, createTerminalAsker, readAnswersFile, type Asker } from "@openprogram/session-context";
+import { inputLimit } from "./input-limit.js";
 import { isTerminal, type CliIo } from "./io.js";
 
 /**
  * How askUser reaches a human from the command line: `--answers F` answers
- * from the file in order; otherwise a terminal prompt when stdin is a
+ * from the file in order (read within OPENPROGRAM_MAX_INPUT_BYTES); otherwise a terminal prompt when stdin is a
  * terminal; otherwise nobody (null), so a question fails with
  * AskUserUnavailableError and is recorded, instead of hanging on a closed stdin.
  */
 export function chooseAsker(io: CliIo, answersFile: string | undefined): Asker | null {
   if (answersFile !== undefined) {
     const path = resolve(io.cwd, answersFile);
-    return createScriptedAsker(readAnswersFile(path), `the answers file ${path}`);
+    return createScriptedAsker(readAnswersFile(path, inputLimit(io.env)), `the answers file ${path}`);
   }
   if (isTerminal(io.stdin)) return createTerminalAsker({ input: io.stdin, output: cookedOutput(io.stderr) });
   return null;

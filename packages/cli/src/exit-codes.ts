@@ -16,6 +16,8 @@ export const EXIT_CODES = {
   interrupted: 130,
   /** Stopped with SIGTERM: the turn was cancelled and committed. */
   terminated: 143,
+  /** stdout is a pipe whose reader has gone (`| head`): quiet, as a process killed by SIGPIPE (128 + 13). */
+  brokenPipe: 141,
 } as const;
 
 /** One of the documented exit codes. */
@@ -50,6 +52,7 @@ const FAILURE: ExitCodes = { setup: EXIT_CODES.failed, run: EXIT_CODES.failed };
 export const EXIT_CODES_BY_ERROR: Readonly<Record<KnownErrorCode, ExitCodes>> = {
   // The core
   invalid_input: USAGE,
+  input_too_large: USAGE,
   invalid_session_id: USAGE,
   session_not_found: USAGE,
   session_exists: USAGE,
@@ -85,6 +88,7 @@ export const EXIT_CODES_BY_ERROR: Readonly<Record<KnownErrorCode, ExitCodes>> = 
   listen_failed: FAILURE,
   web_assets_missing: FAILURE,
   too_many_turns: FAILURE,
+  server_busy: FAILURE,
   // The process runner (`run --isolate`, `serve --isolate`)
   child_process_failed: FAILURE,
   child_timeout: FAILURE,

@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { describeValue, InvalidInputError } from "@openprogram/session-context";
+import { describeValue, InvalidInputError, readTextFileCapped } from "@openprogram/session-context";
+import { inputLimit } from "./input-limit.js";
 
 /** Where a program's input comes from. */
 export interface InputFlags {
@@ -13,9 +13,15 @@ export interface InputFlags {
 /**
  * The program's input object from `--input` or `--input-file` (`{}` when
  * neither is given). Bad JSON or a value that is not an object is an
- * InvalidInputError naming the flag and the problem.
+ * InvalidInputError naming the flag and the problem; a file (or stdin)
+ * larger than OPENPROGRAM_MAX_INPUT_BYTES (default 8 MiB) is an
+ * InputTooLargeError, found as soon as the limit is passed.
  */
-export function readProgramInput(flags: InputFlags, cwd: string): Record<string, unknown> {
+export function readProgramInput(
+  flags: InputFlags,
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Record<string, unknown> {
   if (flags.input !== undefined && flags.inputFile !== undefined) {
     throw new InvalidInputError("Pass either --input or --input-file, not both.");
   }
@@ -23,14 +29,7 @@ export function readProgramInput(flags: InputFlags, cwd: string): Record<string,
   if (flags.inputFile !== undefined) {
     const fromStdin = flags.inputFile === "-";
     const path = fromStdin ? "- (stdin)" : resolve(cwd, flags.inputFile);
-    let text: string;
-    try {
-      text = readFileSync(fromStdin ? 0 : path, "utf8");
-    } catch (error) {
-      throw new InvalidInputError(
-        `Cannot read --input-file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`,
-      );
-    }
+    const text = readTextFileCapped(fromStdin ? 0 : path, { ...inputLimit(env), label: `--input-file ${path}` });
     return parseInputObject(text, `--input-file ${path}`);
   }
   return {};

@@ -1,6 +1,7 @@
 import { CommanderError } from "commander";
 import { EXIT_CODES } from "./exit-codes.js";
 import { processIo, type CliIo } from "./io.js";
+import { guardOutput } from "./output-guard.js";
 import { formatError, writeLine } from "./output.js";
 import type { CommandResult } from "./command-context.js";
 import { buildProgram, type ResultSlot } from "./program.js";
@@ -8,9 +9,19 @@ import { buildProgram, type ResultSlot } from "./program.js";
 /**
  * Runs `openprogram` with `argv` (as in process.argv: node, script, args...)
  * and resolves to the exit code, or "serving" when `serve` started a server
- * that keeps the process alive. Never calls process.exit itself.
+ * that keeps the process alive. Never calls process.exit itself. A failed
+ * write to stdout turns the exit code into 1 (141, quietly, for a closed pipe).
  */
 export async function main(argv: readonly string[] = process.argv, io: CliIo = processIo()): Promise<CommandResult> {
+  const output = guardOutput(io.stdout);
+  const result = await runCommandLine(argv, io);
+  if (result === "serving") return result;
+  const failure = await output.settle();
+  output.dispose();
+  return failure === null ? result : outputFailed(io, failure);
+}
+
+async function runCommandLine(argv: readonly string[], io: CliIo): Promise<CommandResult> {
   const slot: ResultSlot = { result: EXIT_CODES.ok };
   const program = buildProgram(io, slot);
   try {
@@ -27,4 +38,19 @@ export async function main(argv: readonly string[] = process.argv, io: CliIo = p
       writeLine(io.stderr, "This is a bug in openprogram; run again with --verbose for the stack, and report it.");
     return EXIT_CODES.failed;
   }
+}
+
+/**
+ * stdout could not be written. A closed pipe (`| head` has read enough) is
+ * how pipelines end: quiet, exit 141 as a process killed by SIGPIPE would.
+ * Anything else (a full disk, an I/O error) means the output is incomplete:
+ * said on stderr, exit 1.
+ */
+function outputFailed(io: CliIo, failure: NodeJS.ErrnoException): number {
+  if (failure.code === "EPIPE") return EXIT_CODES.brokenPipe;
+  writeLine(
+    io.stderr,
+    `error [output_failed]: Could not write to stdout (${failure.message}); the output is incomplete.`,
+  );
+  return EXIT_CODES.failed;
 }

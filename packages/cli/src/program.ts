@@ -20,7 +20,9 @@ Exit codes:
   2    usage or input error: unknown command or option, bad JSON, invalid or unknown session id,
        missing module or export, provider not configured (the message names the variable to set)
   130  interrupted with Ctrl-C: the running turn was cancelled and committed (a second Ctrl-C exits at once)
+  141  stdout is a closed pipe (e.g. | head read enough): nothing more is printed
   143  stopped with SIGTERM: the running turn was cancelled and committed
+  A failed write to stdout (a full disk, an I/O error) exits 1 with "error [output_failed]".
 
 Environment:
   OPENPROGRAM_HOME      where sessions live ($OPENPROGRAM_HOME/sessions; default ~/.openprogram)
@@ -28,7 +30,8 @@ Environment:
   OPENPROGRAM_MODEL     model name
   OPENAI_API_KEY, OPENAI_BASE_URL    any OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp)
   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL
-  OPENPROGRAM_SCRIPT    scripted replies (a JSON array) for offline runs and tests`;
+  OPENPROGRAM_SCRIPT    scripted replies (a JSON array) for offline runs and tests
+  OPENPROGRAM_MAX_INPUT_BYTES  the most read from --input-file and --answers (default 8388608, 8 MiB)`;
 
 const SESSION_HELP = "continue the session with this id, or create it under this id";
 const RESUME_HELP = "continue an existing session (exit 2, listing recent sessions, if it does not exist)";
@@ -123,7 +126,15 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
     .description("start the web dispatcher (HTTP + WebSocket) with the research program and your programs")
     .option("--host <host>", "interface to listen on (env OPENPROGRAM_HOST; default 127.0.0.1)")
     .option("--port <port>", "port, 0 for any free one (env OPENPROGRAM_PORT; default 8787)")
-    .option("--token <token>", "require this bearer token from clients (env OPENPROGRAM_TOKEN)")
+    .option(
+      "--token <token>",
+      "require this bearer token from clients (env OPENPROGRAM_TOKEN; visible in ps, prefer --token-file)",
+    )
+    .option("--token-file <file>", "read the token from this file (env OPENPROGRAM_TOKEN_FILE)")
+    .option(
+      "--no-token",
+      "run without a token (loopback only; every local user can connect). Default: a token generated once and kept in $OPENPROGRAM_HOME/serve-token",
+    )
     .option(
       "--allowed-origin <origin>",
       "allow browser connections from this origin (repeatable; env OPENPROGRAM_ALLOWED_ORIGINS)",
@@ -142,6 +153,28 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
       "on SIGTERM/SIGINT, wait this long before cancelling running turns (env OPENPROGRAM_SHUTDOWN_GRACE_MS; default 10000)",
     )
     .option("--sessions-root <dir>", "where sessions live (env OPENPROGRAM_HOME/sessions)")
+    .option("--max-turns <n>", "turns running at once across the server (env OPENPROGRAM_MAX_TURNS; default 64)")
+    .option("--max-connections <n>", "open connections in total (env OPENPROGRAM_MAX_CONNECTIONS; default 512)")
+    .option(
+      "--max-connections-per-address <n>",
+      "open connections from one address (env OPENPROGRAM_MAX_CONNECTIONS_PER_ADDRESS; default 64)",
+    )
+    .option(
+      "--headers-timeout-ms <ms>",
+      "time a client has to send request headers (env OPENPROGRAM_HEADERS_TIMEOUT_MS; default 10000)",
+    )
+    .option(
+      "--request-timeout-ms <ms>",
+      "time a client has to send a whole request (env OPENPROGRAM_REQUEST_TIMEOUT_MS; default 30000)",
+    )
+    .option(
+      "--keep-alive-timeout-ms <ms>",
+      "how long an idle HTTP connection stays open (env OPENPROGRAM_KEEP_ALIVE_TIMEOUT_MS; default 5000)",
+    )
+    .option(
+      "--ws-idle-timeout-ms <ms>",
+      "close a WebSocket silent this long with no turn running; 0 never (env OPENPROGRAM_WS_IDLE_TIMEOUT_MS; default 1800000)",
+    )
     .addOption(
       new Option("--log-format <format>", "log lines: json, human, or auto (JSON unless stdout is a terminal)").choices(
         ["json", "human", "auto"],

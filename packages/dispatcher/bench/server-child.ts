@@ -2,8 +2,13 @@
 // the load generator does not share its event loop. Modes: "echo" (a bare
 // `ws` echo server: the baseline) and "dispatcher" (createDispatcher over a
 // temp store and the scripted provider, no artificial latency). It prints its
-// port as one JSON line, then answers IPC requests: rss, core, exit.
-import { sessionContext, chat } from "@openprogram/session-context";
+// port as one JSON line, then answers IPC requests: rss, core, seed, crash,
+// recover, cpu, exit.
+import { spawn } from "node:child_process";
+import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { sessionContext, chat, type SessionRecord } from "@openprogram/session-context";
 import { createTempStore, scriptedRuntime } from "@openprogram/session-context/testing";
 import { WebSocket, WebSocketServer } from "ws";
 import { createDispatcher } from "../src/index.js";
@@ -11,6 +16,10 @@ import { createDispatcher } from "../src/index.js";
 /** Messages from the load generator. */
 export type ChildRequest =
   | { cmd: "rss" }
+  | { cmd: "seed"; sessions: number }
+  | { cmd: "crash"; sessionId: string }
+  | { cmd: "recover"; sessionId: string }
+  | { cmd: "cpu" }
   | { cmd: "core"; concurrency: number; turnsPerClient: number }
   | { cmd: "interleaved"; turns: number }
   | { cmd: "paired"; concurrency: number; turnsPerClient: number; rounds: number }
@@ -188,6 +197,67 @@ async function paired(
 
 type Round = { latencies: number[]; wallMs: number };
 
+/**
+ * A store of `count` sessions, as a long-used server has: each a directory
+ * with its meta.json, all in one registry write (creating them one by one
+ * would rewrite the registry `count` times and only slow the setup). The
+ * first is made through the store itself, with a node, to be crashed later.
+ */
+async function seed(count: number): Promise<{ first: string }> {
+  const first = await store.db.createNewSession({ source: "bench" });
+  await store.db.appendNode(first, { role: "user", output: "hello" });
+  const now = Date.now() / 1000;
+  const entries: SessionRecord[] = [];
+  for (let index = 1; index < count; index++) {
+    const id = `session_${index.toString(16).padStart(10, "0")}`;
+    const created = now - count + index;
+    const meta = {
+      id,
+      agent_id: "main",
+      title: "",
+      source: "bench",
+      created_at: created,
+      updated_at: created,
+      head_id: null,
+    };
+    mkdirSync(join(store.root, id, "history"), { recursive: true, mode: 0o700 });
+    writeFileSync(join(store.root, id, "meta.json"), JSON.stringify(meta), { mode: 0o600 });
+    entries.push({
+      ...meta,
+      status: "idle",
+      pinned: false,
+      archived: false,
+      unread: false,
+      preview: `bench session ${index}`,
+      channel: null,
+      peer_display: null,
+      peer_id: null,
+    });
+  }
+  await store.db.updateRegistry((all) => {
+    for (const entry of entries) all[entry.id] = entry;
+  });
+  return { first };
+}
+
+/** Leaves a session as a process killed mid-turn does: a running node, its lease naming a dead pid, status running. */
+async function crash(sessionId: string): Promise<void> {
+  const dead = spawn(process.execPath, ["-e", "0"]);
+  await new Promise((resolve) => dead.on("close", resolve));
+  await store.db.appendNode(sessionId, { role: "code", name: "work", metadata: { status: "running" } });
+  const turns = join(store.root, sessionId, ".state", "turns");
+  mkdirSync(turns, { recursive: true, mode: 0o700 });
+  writeFileSync(join(turns, "turn_crashed.lease"), `${dead.pid} ${hostname()} ${Date.now()}\n`, { mode: 0o600 });
+  await store.db.setStatus(sessionId, "running");
+}
+
+/** This process's CPU time so far (ms), and the registry file's identity (each write renames a new file into place). */
+function cpu(): { cpuMs: number; registry: string } {
+  const usage = process.cpuUsage();
+  const stats = statSync(join(store.root, "index.json"));
+  return { cpuMs: (usage.user + usage.system) / 1000, registry: `${stats.ino}:${stats.mtimeMs}` };
+}
+
 const server = await start();
 process.stdout.write(`${JSON.stringify({ port: server.port })}\n`);
 process.on("message", (message: ChildRequest) => {
@@ -197,6 +267,19 @@ process.on("message", (message: ChildRequest) => {
   switch (message.cmd) {
     case "rss":
       answer({ rss: process.memoryUsage().rss });
+      return;
+    case "seed":
+      void seed(message.sessions).then(answer);
+      return;
+    case "crash":
+      void crash(message.sessionId).then(() => answer({ ok: true }));
+      return;
+    case "recover":
+      // What the next turn on the session would do first.
+      void store.db.recoverIfAbandoned(message.sessionId).then((recovered) => answer({ recovered }));
+      return;
+    case "cpu":
+      answer(cpu());
       return;
     case "core":
       void coreTurns(message.concurrency, message.turnsPerClient).then(answer);

@@ -16,6 +16,8 @@ export class Client {
   alive = true;
   /** Turns this connection started that are still running. */
   runningTurns = 0;
+  /** When a frame last went either way (ms, `performance.now()`); pings do not count. */
+  lastActivity = performance.now();
 
   constructor(
     /** Short id for logs ("c1", "c2", ...); never sent to other clients. */
@@ -24,6 +26,11 @@ export class Client {
     /** Called once when the client is cut off for not reading. */
     private readonly onTooSlow: (client: Client) => void = () => undefined,
   ) {}
+
+  /** True when no frame went either way for `idleMs` and no turn of this connection runs. */
+  isIdle(idleMs: number, now = performance.now()): boolean {
+    return this.runningTurns === 0 && now - this.lastActivity >= idleMs;
+  }
 
   /** Sends a frame if the socket is still open; a closing socket drops it. */
   send(frame: ServerFrame): void {
@@ -38,6 +45,7 @@ export class Client {
       this.onTooSlow(this);
       return;
     }
+    this.lastActivity = performance.now();
     this.socket.send(text, () => {
       // A send that fails means the socket is closing; its close handler cleans up.
     });

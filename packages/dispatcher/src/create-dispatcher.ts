@@ -4,6 +4,7 @@ import type { Duplex } from "node:stream";
 import { InvalidInputError, openStore, type SessionDB } from "@openprogram/session-context";
 import { WebSocketServer, type WebSocket } from "ws";
 import { Client } from "./client.js";
+import { gateConnections } from "./connection-gate.js";
 import { FrameHandler } from "./frame-handler.js";
 import { createRequestHandler } from "./http.js";
 import { createEventLogger } from "./logging.js";
@@ -17,12 +18,14 @@ import { logStart } from "./start-banner.js";
 import { loadWebAssets } from "./static-files.js";
 import { Subscriptions } from "./subscriptions.js";
 import { Turns } from "./turns.js";
-import { checkUpgrade, rejectUpgrade } from "./upgrade-checks.js";
+import { checkUpgrade, mayReadDetails, rejectUpgrade } from "./upgrade-checks.js";
 import { DISPATCHER_VERSION } from "./version.js";
 import { WebAsker } from "./web-asker.js";
 
 /** Unanswered pings for this long mean the peer is gone (proxies drop idle sockets after ~60 s). */
 const HEARTBEAT_MS = 30_000;
+/** WebSocket close code for a connection closed for being idle (a normal closure: the page reconnects). */
+const IDLE_CLOSE_CODE = 1000;
 
 /**
  * Starts the dispatcher: one HTTP server that serves the web page, `/healthz`
@@ -39,29 +42,55 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
 
   const subscriptions = new Subscriptions();
   const asker = new WebAsker((sessionId, frame) => subscriptions.publish(sessionId, frame));
-  const turns = new Turns({ db, runtime: options.runtime, asker, subscriptions, programs, log });
+  const { limits } = settings;
+  const turns = new Turns({
+    db,
+    runtime: options.runtime,
+    asker,
+    subscriptions,
+    programs,
+    log,
+    maxConcurrentTurns: limits.maxConcurrentTurns,
+  });
   const frames = new FrameHandler({ db, turns, asker, subscriptions, programs, log });
   let shuttingDown: string | null = null;
-
-  const server = createServer(
-    createRequestHandler({
-      assets,
-      version: DISPATCHER_VERSION,
-      startedAt,
-      log,
-      readiness: () => checkReadiness({ db, runtime: options.runtime, shuttingDown }),
-    }),
-  );
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
   const policy = {
     token: settings.token,
     allowedOrigins: settings.allowedOrigins,
     loopbackBound: isLoopbackHost(settings.host),
   };
+
+  const handleRequest = createRequestHandler({
+    assets,
+    version: DISPATCHER_VERSION,
+    startedAt,
+    log,
+    readiness: () => checkReadiness({ db, runtime: options.runtime, shuttingDown }),
+    mayReadDetails: (request) => mayReadDetails(request, policy),
+  });
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      // How often Node looks for requests past those timeouts.
+      connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(limits.headersTimeoutMs / 4))),
+    },
+    (request, response) => {
+      if (gate.isRefused(request.socket)) request.socket.destroy();
+      else handleRequest(request, response);
+    },
+  );
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  const gate = gateConnections(server, limits, log);
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
   let nextClient = 1;
 
   server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", () => socket.destroy());
+    if (gate.isRefused(request.socket)) {
+      socket.destroy();
+      return;
+    }
     const remote = request.socket.remoteAddress ?? "";
     if (shuttingDown !== null) {
       rejectUpgrade(socket, 503, `The dispatcher is shutting down (${shuttingDown}).`);
@@ -93,6 +122,7 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
     });
     socket.on("pong", () => (client.alive = true));
     socket.on("message", (data, isBinary) => {
+      client.lastActivity = performance.now();
       void frames.receive(client, data, isBinary);
     });
     socket.on("error", (error: Error & { code?: string }) => {
@@ -133,6 +163,23 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
   }, HEARTBEAT_MS);
   heartbeat.unref();
 
+  // Silent connections give their slot back (a page reconnects by itself when it is used again).
+  const idleSweep =
+    limits.wsIdleTimeoutMs > 0
+      ? setInterval(
+          () => {
+            const now = performance.now();
+            for (const [socket, client] of clients) {
+              if (!client.isIdle(limits.wsIdleTimeoutMs, now)) continue;
+              log.info("connection_idle", { client: client.id, idle_timeout_ms: limits.wsIdleTimeoutMs });
+              socket.close(IDLE_CLOSE_CODE, `closed after ${limits.wsIdleTimeoutMs} ms without frames`);
+            }
+          },
+          Math.min(HEARTBEAT_MS, Math.max(25, Math.floor(limits.wsIdleTimeoutMs / 4))),
+        )
+      : null;
+  idleSweep?.unref();
+
   let shutdownPromise: Promise<void> | null = null;
   const shutdown = (reason = "shutdown requested", graceMs = settings.shutdownGraceMs): Promise<void> => {
     shutdownPromise ??= (async () => {
@@ -142,6 +189,7 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
       const serverClosed = new Promise<void>((closed) => server.close(() => closed()));
       const { cancelled, abandoned } = await turns.drain(reason, graceMs);
       clearInterval(heartbeat);
+      if (idleSweep) clearInterval(idleSweep);
       await closeSockets([...clients.keys()], `server shutting down: ${reason}`);
       wss.close();
       server.closeAllConnections();

@@ -68,5 +68,15 @@ export class TooManyTurnsError extends OpenProgramError {
   }
 }
 
+/** The dispatcher already runs as many turns as it may at once (`maxConcurrentTurns`). */
+export class ServerBusyError extends OpenProgramError {
+  readonly code = "server_busy";
+  constructor(limit: number) {
+    super(
+      `The dispatcher already runs ${limit} turns, the most it runs at once (--max-turns); try again when one has finished.`,
+    );
+  }
+}
+
 /** The codes of this package's errors, for tables keyed by code (the core's are its `ErrorCode`). */
 export type DispatcherErrorCode = ErrorCodesOf<typeof DispatcherErrors>;

@@ -2,7 +2,6 @@ import {
   deleteSession,
   describeSession,
   listSessions,
-  SessionBusyError,
   sessionExists,
   SessionNotFoundError,
   toOpenProgramError,
@@ -124,10 +123,11 @@ export class FrameHandler {
         return;
       }
       case "delete_session": {
-        if (!(await sessionExists(frame.session_id, { db }))) throw new SessionNotFoundError(frame.session_id);
-        // Checked after the await, right before deleting: a turn may have started meanwhile.
-        if (turns.isBusy(frame.session_id)) throw new SessionBusyError(frame.session_id);
-        await deleteSession(frame.session_id, { db });
+        // No turn starts here while the session is removed; the core refuses while any process runs a turn in it.
+        await turns.whileDeleting(frame.session_id, async () => {
+          if (!(await sessionExists(frame.session_id, { db }))) throw new SessionNotFoundError(frame.session_id);
+          await deleteSession(frame.session_id, { db });
+        });
         const deleted = { type: "session_deleted", session_id: frame.session_id } as const;
         subscriptions.publish(frame.session_id, deleted);
         if (!subscriptions.isSubscribed(client, frame.session_id)) client.send(deleted);

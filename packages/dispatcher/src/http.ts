@@ -8,6 +8,8 @@ import { WS_PATH } from "./upgrade-checks.js";
 export interface HttpDependencies {
   assets: ReadonlyMap<string, WebAsset>;
   readiness: () => Promise<ReadinessReport>;
+  /** Whether the request may see the readiness details (token, or loopback without one); else only the status. */
+  mayReadDetails: (request: IncomingMessage) => boolean;
   version: string;
   startedAt: number;
   log: EventLogger;
@@ -61,7 +63,12 @@ async function route(deps: HttpDependencies, request: IncomingMessage, response:
   }
   if (path === "/readyz") {
     const report = await deps.readiness();
-    sendJson(response, report.status === "ready" ? 200 : 503, report);
+    // The details name the sessions root, git and the provider: only for a caller with the token.
+    sendJson(
+      response,
+      report.status === "ready" ? 200 : 503,
+      deps.mayReadDetails(request) ? report : { status: report.status },
+    );
     return;
   }
   if (path === WS_PATH) {

@@ -2,8 +2,16 @@
 
 export { createDispatcher } from "./create-dispatcher.js";
 export { serve, type ServeOptions, type ServeProcess } from "./serve.js";
-export { resolveServeConfig, SERVE_SETTINGS, type ServeFlags } from "./serve-config.js";
+export {
+  resolveServeConfig,
+  SERVE_SETTINGS,
+  type ServeConfig,
+  type ServeFlags,
+  type TokenOrigin,
+} from "./serve-config.js";
+export { loadOrCreateServeToken, readTokenFile, SERVE_TOKEN_FILE } from "./serve-token.js";
 export { DEFAULTS, type Dispatcher, type DispatcherOptions, type ServedProgram } from "./options.js";
+export { DEFAULT_LIMITS, type ServerLimits } from "./limits.js";
 export {
   createEventLogger,
   createLogSink,
@@ -57,6 +65,7 @@ export { checkReadiness, type ReadinessCheck, type ReadinessReport } from "./rea
 export {
   ListenError,
   NoRunningTurnError,
+  ServerBusyError,
   ShuttingDownError,
   TooManyTurnsError,
   UnknownActionError,

@@ -50,6 +50,8 @@ export function jsonLogLine(entry: LogEntry): string {
 export function humanLogLine(entry: LogEntry): string {
   const { time, level, event, ...fields } = entry;
   if (event === "start") return startBanner(fields);
+  if (event === "page")
+    return `  open the page:   ${String(fields.url)}\n  (token kept in ${String(fields.token_file)}; --no-token runs without one)\n`;
   const clock = time.slice(11, 23);
   const details = Object.entries(fields)
     .filter(([, value]) => value !== undefined)
@@ -114,11 +116,23 @@ function startBanner(fields: Record<string, unknown>): string {
         : "same host only",
     ],
     ["shutdown grace", `${String(fields.shutdown_grace_ms)} ms`],
+    ["limits", describeLimits(fields.limits)],
   ];
   const version = typeof fields.version === "string" ? ` ${fields.version}` : "";
   const lines = [`OpenProgram dispatcher${version} listening on ${String(fields.url)}`];
   for (const [label, value] of rows) lines.push(`  ${`${label}:`.padEnd(17)}${String(value)}`);
   return `${lines.join("\n")}\n`;
+}
+
+function describeLimits(value: unknown): string {
+  if (value === null || typeof value !== "object") return "defaults";
+  const limits = value as Record<string, unknown>;
+  return (
+    `${String(limits.maxConcurrentTurns)} turns, ${String(limits.maxConnections)} connections ` +
+    `(${String(limits.maxConnectionsPerAddress)} per address); timeouts: headers ${String(limits.headersTimeoutMs)} ms, ` +
+    `request ${String(limits.requestTimeoutMs)} ms, keep-alive ${String(limits.keepAliveTimeoutMs)} ms, ` +
+    `idle WebSocket ${limits.wsIdleTimeoutMs === 0 ? "never" : `${String(limits.wsIdleTimeoutMs)} ms`}`
+  );
 }
 
 function quoteIfNeeded(value: string): string {

@@ -5,6 +5,7 @@ import {
   type Runtime,
   type SessionDB,
 } from "@openprogram/session-context";
+import { normalizeLimits, type ServerLimits } from "./limits.js";
 import type { LogSink } from "./logging.js";
 import { isLoopbackHost } from "./loopback.js";
 
@@ -36,6 +37,8 @@ export interface DispatcherOptions {
   allowedOrigins?: string[];
   /** How long shutdown() lets running turns finish before cancelling them; default 10000. */
   shutdownGraceMs?: number;
+  /** Server-wide caps and timeouts; each one left out keeps its default (`DEFAULT_LIMITS`). */
+  limits?: Partial<ServerLimits>;
   /** Receives one entry per event (start, connections, turns, errors, shutdown). */
   log?: LogSink;
 }
@@ -68,6 +71,7 @@ export interface NormalizedOptions {
   token: string | undefined;
   allowedOrigins: string[];
   shutdownGraceMs: number;
+  limits: ServerLimits;
 }
 
 /** Applies defaults and refuses unusable values with an InvalidInputError naming the option. */
@@ -92,7 +96,7 @@ export function normalizeOptions(options: DispatcherOptions): NormalizedOptions 
       `shutdownGraceMs ${String(shutdownGraceMs)} must be a non-negative number of milliseconds.`,
     );
   }
-  return { host, port, token, allowedOrigins, shutdownGraceMs };
+  return { host, port, token, allowedOrigins, shutdownGraceMs, limits: normalizeLimits(options.limits) };
 }
 
 /** Throws unless the token can travel in a header and a query string. */

@@ -1,11 +1,12 @@
 // The dispatcher's WebSocket protocol: JSON text frames, one object each, told
 // apart by `type`. Every frame is documented with an example in README.md.
-import type {
-  AskOutcome,
-  SessionDetail,
-  SessionNode,
-  SessionRecord,
-  SessionStatus,
+import {
+  unserialisableResult,
+  type AskOutcome,
+  type SessionDetail,
+  type SessionNode,
+  type SessionRecord,
+  type SessionStatus,
 } from "@openprogram/session-context";
 
 /** Version of this protocol, sent in `hello`. */
@@ -276,16 +277,14 @@ export type ServerFrame =
 
 /**
  * Serialises a server frame. A turn result that JSON cannot carry (a BigInt,
- * a cycle) is replaced by a description rather than failing the send.
+ * a cycle, nesting deeper than JSON.stringify goes) is replaced by the core's
+ * `unserialisableResult` rather than failing the send.
  */
 export function encodeFrame(frame: ServerFrame): string {
   try {
     return JSON.stringify(frame);
   } catch (error) {
     if (frame.type !== "turn_done") throw error;
-    return JSON.stringify({
-      ...frame,
-      result: { unserialisable: `The result could not be sent as JSON: ${(error as Error).message}` },
-    });
+    return JSON.stringify({ ...frame, result: unserialisableResult(error) });
   }
 }

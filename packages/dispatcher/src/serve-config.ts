@@ -1,17 +1,30 @@
 import { resolve } from "node:path";
-import { defaultSessionsRoot, InvalidInputError } from "@openprogram/session-context";
+import { defaultSessionsRoot, InvalidInputError, openProgramHome } from "@openprogram/session-context";
+import { checkLimit, LIMIT_NAMES, type ServerLimits } from "./limits.js";
 import { isLoopbackHost } from "./loopback.js";
 import { assertUsableToken, DEFAULTS, normalizeOrigin, type DispatcherOptions } from "./options.js";
+import { loadOrCreateServeToken, readTokenFile } from "./serve-token.js";
 
 /** The command-line flags of `openprogram serve` that configure the dispatcher (as parsed, strings allowed). */
 export interface ServeFlags {
   host?: string;
   port?: string | number;
   token?: string;
+  /** Read the token from this file (it never appears in `ps`). */
+  tokenFile?: string;
+  /** Run without a token (loopback only): every local user can then connect. */
+  noToken?: boolean;
   /** Comma-separated, or a list. */
   allowedOrigins?: string | string[];
   sessionsRoot?: string;
   graceMs?: string | number;
+  maxTurns?: string | number;
+  maxConnections?: string | number;
+  maxConnectionsPerAddress?: string | number;
+  headersTimeoutMs?: string | number;
+  requestTimeoutMs?: string | number;
+  keepAliveTimeoutMs?: string | number;
+  wsIdleTimeoutMs?: string | number;
 }
 
 /** Flag and environment variable of each setting, for messages and the README. */
@@ -19,21 +32,59 @@ export const SERVE_SETTINGS = {
   host: { flag: "--host", variable: "OPENPROGRAM_HOST" },
   port: { flag: "--port", variable: "OPENPROGRAM_PORT" },
   token: { flag: "--token", variable: "OPENPROGRAM_TOKEN" },
+  tokenFile: { flag: "--token-file", variable: "OPENPROGRAM_TOKEN_FILE" },
   allowedOrigins: { flag: "--allowed-origin", variable: "OPENPROGRAM_ALLOWED_ORIGINS" },
   sessionsRoot: { flag: "--sessions-root", variable: "OPENPROGRAM_HOME" },
   graceMs: { flag: "--grace-ms", variable: "OPENPROGRAM_SHUTDOWN_GRACE_MS" },
+  maxTurns: { flag: "--max-turns", variable: "OPENPROGRAM_MAX_TURNS" },
+  maxConnections: { flag: "--max-connections", variable: "OPENPROGRAM_MAX_CONNECTIONS" },
+  maxConnectionsPerAddress: {
+    flag: "--max-connections-per-address",
+    variable: "OPENPROGRAM_MAX_CONNECTIONS_PER_ADDRESS",
+  },
+  headersTimeoutMs: { flag: "--headers-timeout-ms", variable: "OPENPROGRAM_HEADERS_TIMEOUT_MS" },
+  requestTimeoutMs: { flag: "--request-timeout-ms", variable: "OPENPROGRAM_REQUEST_TIMEOUT_MS" },
+  keepAliveTimeoutMs: { flag: "--keep-alive-timeout-ms", variable: "OPENPROGRAM_KEEP_ALIVE_TIMEOUT_MS" },
+  wsIdleTimeoutMs: { flag: "--ws-idle-timeout-ms", variable: "OPENPROGRAM_WS_IDLE_TIMEOUT_MS" },
 } as const;
 
 type Setting = keyof typeof SERVE_SETTINGS;
 
+/** The serve setting of each server limit. */
+const LIMIT_SETTINGS: { [K in keyof ServerLimits]: Setting } = {
+  maxConcurrentTurns: "maxTurns",
+  maxConnections: "maxConnections",
+  maxConnectionsPerAddress: "maxConnectionsPerAddress",
+  headersTimeoutMs: "headersTimeoutMs",
+  requestTimeoutMs: "requestTimeoutMs",
+  keepAliveTimeoutMs: "keepAliveTimeoutMs",
+  wsIdleTimeoutMs: "wsIdleTimeoutMs",
+};
+
+/** Where the token in force came from. */
+export type TokenOrigin =
+  | { kind: "none" }
+  | { kind: "flag" | "environment"; name: string }
+  | { kind: "file"; name: string; path: string }
+  | { kind: "stored"; path: string };
+
+/** What `resolveServeConfig` returns: the dispatcher's options, and where its token came from. */
+export interface ServeConfig extends DispatcherOptions {
+  tokenOrigin: TokenOrigin;
+}
+
 /**
- * The dispatcher's configuration from flags over the environment
- * (OPENPROGRAM_HOST, OPENPROGRAM_PORT, OPENPROGRAM_TOKEN,
- * OPENPROGRAM_ALLOWED_ORIGINS, OPENPROGRAM_HOME for the sessions root,
- * OPENPROGRAM_SHUTDOWN_GRACE_MS). Programs are not included. Every invalid
- * value throws InvalidInputError naming the flag or variable it came from.
+ * The dispatcher's configuration from flags over the environment (the
+ * variables in SERVE_SETTINGS; OPENPROGRAM_HOME for the sessions root).
+ * Programs are not included. Every invalid value throws InvalidInputError
+ * naming the flag or variable it came from.
+ *
+ * The token: `--no-token` runs without one (loopback only); else `--token`,
+ * `--token-file`, OPENPROGRAM_TOKEN or OPENPROGRAM_TOKEN_FILE; else the token
+ * stored in `$OPENPROGRAM_HOME/serve-token` (generated, mode 0600, on first
+ * use), so that other users of the machine cannot connect by default.
  */
-export function resolveServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = process.env): DispatcherOptions {
+export function resolveServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEnv = process.env): ServeConfig {
   const host = pick("host", flags.host, env);
   const hostValue = host?.value ?? DEFAULTS.host;
   if (/\s/.test(hostValue))
@@ -44,11 +95,10 @@ export function resolveServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEn
   const port = pick("port", flags.port, env);
   const portValue = port ? integer(port.value, port.from, 0, 65535, "0 picks a free port") : DEFAULTS.port;
 
-  const token = pick("token", flags.token, env);
-  if (token) assertUsableToken(token.value, token.from);
-  if (!isLoopbackHost(hostValue) && !token) {
+  const { token, tokenOrigin } = resolveToken(flags, env);
+  if (!isLoopbackHost(hostValue) && token === undefined) {
     throw new InvalidInputError(
-      `${host?.from ?? "host"} ${hostValue} is not a loopback address, so the dispatcher requires a token: pass --token or set OPENPROGRAM_TOKEN.`,
+      `${host?.from ?? "host"} ${hostValue} is not a loopback address, so the dispatcher requires a token: leave out --no-token (a token is then generated), or pass --token-file or set OPENPROGRAM_TOKEN.`,
     );
   }
 
@@ -75,14 +125,50 @@ export function resolveServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEn
       )
     : DEFAULTS.shutdownGraceMs;
 
+  const limits: Partial<ServerLimits> = {};
+  for (const name of LIMIT_NAMES) {
+    const setting = LIMIT_SETTINGS[name];
+    const given = pick(setting, flags[setting], env);
+    if (given)
+      limits[name] = checkLimit(name, /^\d+$/.test(given.value) ? Number(given.value) : given.value, given.from);
+  }
+
   return {
     host: hostValue,
     port: portValue,
-    ...(token ? { token: token.value } : {}),
+    ...(token !== undefined ? { token } : {}),
+    tokenOrigin,
     allowedOrigins,
     sessionsRoot,
     shutdownGraceMs,
+    ...(Object.keys(limits).length > 0 ? { limits } : {}),
   };
+}
+
+/** The token and where it came from: the first of --token, --token-file, their variables, the stored token. */
+function resolveToken(flags: ServeFlags, env: NodeJS.ProcessEnv): { token?: string; tokenOrigin: TokenOrigin } {
+  if (flags.noToken === true) {
+    if (flags.token !== undefined || flags.tokenFile !== undefined)
+      throw new InvalidInputError("--no-token cannot be combined with --token or --token-file; pass one of them.");
+    return { tokenOrigin: { kind: "none" } };
+  }
+  if (flags.token !== undefined && flags.tokenFile !== undefined)
+    throw new InvalidInputError("Pass either --token or --token-file, not both.");
+  const given =
+    flags.token !== undefined || flags.tokenFile !== undefined
+      ? (pick("token", flags.token, {}) ?? pick("tokenFile", flags.tokenFile, {}))
+      : (pick("token", undefined, env) ?? pick("tokenFile", undefined, env));
+  if (given === null) {
+    const stored = loadOrCreateServeToken(openProgramHome(env));
+    return { token: stored.token, tokenOrigin: { kind: "stored", path: stored.path } };
+  }
+  if (given.from === SERVE_SETTINGS.tokenFile.flag || given.from === SERVE_SETTINGS.tokenFile.variable) {
+    const path = resolve(given.value);
+    return { token: readTokenFile(path, given.from), tokenOrigin: { kind: "file", name: given.from, path } };
+  }
+  assertUsableToken(given.value, given.from);
+  const kind = given.from === SERVE_SETTINGS.token.flag ? "flag" : "environment";
+  return { token: given.value, tokenOrigin: { kind, name: given.from } };
 }
 
 /** The flag's value if given, else the variable's; empty values count as unset. */

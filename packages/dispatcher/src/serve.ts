@@ -1,11 +1,19 @@
 import { createDispatcher } from "./create-dispatcher.js";
 import { createLogSink, type LogFormat, type LogSink, type LogStream } from "./logging.js";
 import type { Dispatcher, DispatcherOptions } from "./options.js";
+import type { TokenOrigin } from "./serve-config.js";
 
 /** Options of `serve`: the dispatcher's, plus how to log. */
 export type ServeOptions = DispatcherOptions & {
   /** "auto" (default): JSON lines unless stdout is a terminal. */
   logFormat?: LogFormat | "auto";
+  /**
+   * Where the token came from (resolveServeConfig says). A stored (generated)
+   * token is printed once, in the page's URL (`page` event), since nobody
+   * typed it; a token given on the command line is warned about, since every
+   * user of the machine can read it in `ps`.
+   */
+  tokenOrigin?: TokenOrigin;
 };
 
 /** Where serve() writes and how it ends the process; replaceable for tests of serve() itself. */
@@ -26,7 +34,7 @@ const SIGNALS: NodeJS.Signals[] = ["SIGTERM", "SIGINT"];
  * shutdown exits at once with 1.
  */
 export async function serve(options: ServeOptions = {}, host: ServeProcess = process): Promise<Dispatcher> {
-  const { logFormat, log: extraSink, ...dispatcherOptions } = options;
+  const { logFormat, log: extraSink, tokenOrigin, ...dispatcherOptions } = options;
   const stdoutSink = createLogSink({ format: logFormat ?? "auto", stream: host.stdout });
   const sink: LogSink = extraSink
     ? (entry) => {
@@ -75,6 +83,7 @@ export async function serve(options: ServeOptions = {}, host: ServeProcess = pro
     throw error;
   }
   const started = dispatcher;
+  announceToken(sink, started, options.token, tokenOrigin);
   // A signal that arrived while the server was starting is honoured now.
   const early = received as NodeJS.Signals | null;
   if (early !== null) shutDownAndExit(started, early);
@@ -99,4 +108,41 @@ export async function serve(options: ServeOptions = {}, host: ServeProcess = pro
       }
     },
   };
+}
+
+/**
+ * Straight to the sink, past the logger's redaction: the one line that
+ * carries a generated token, so that the page can be opened with it.
+ */
+function announceToken(
+  sink: LogSink,
+  dispatcher: Dispatcher,
+  token: string | undefined,
+  origin: TokenOrigin | undefined,
+): void {
+  const time = new Date().toISOString();
+  if (origin?.kind === "stored" && token !== undefined) {
+    sink({
+      time,
+      level: "info",
+      event: "page",
+      url: `${dispatcher.url}/?token=${encodeURIComponent(token)}`,
+      token_file: origin.path,
+      hint: "open this address; the token stays in the file (mode 0600) and is reused on every start. --no-token runs without one.",
+    });
+  } else if (origin?.kind === "flag") {
+    sink({
+      time,
+      level: "warn",
+      event: "token_on_command_line",
+      hint: "every user of this machine can read --token in ps; use --token-file or OPENPROGRAM_TOKEN instead",
+    });
+  } else if (origin?.kind === "none") {
+    sink({
+      time,
+      level: "warn",
+      event: "no_token",
+      hint: "every user of this machine can connect, list, answer and delete sessions; leave out --no-token on a shared machine",
+    });
+  }
 }

@@ -26,6 +26,7 @@ export function logStart(
     token: settings.token ? "required" : "not required (loopback only)",
     allowed_origins: settings.allowedOrigins,
     shutdown_grace_ms: settings.shutdownGraceMs,
+    limits: settings.limits,
     pid: process.pid,
   });
   if (settings.token && settings.token.length < 16)

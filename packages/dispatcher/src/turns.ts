@@ -11,10 +11,10 @@ import {
   type SessionEvent,
 } from "@openprogram/session-context";
 import { MAX_TURNS_PER_CONNECTION, type Client } from "./client.js";
-import { ShuttingDownError, TooManyTurnsError } from "./errors.js";
+import { ServerBusyError, ShuttingDownError, TooManyTurnsError } from "./errors.js";
 import type { EventLogger } from "./logging.js";
 import type { ProgramRegistry, RegisteredProgram } from "./programs.js";
-import type { ChatFrame, RunFrame } from "./protocol.js";
+import type { ChatFrame, RunFrame, SessionFrame, TurnDoneFrame, TurnFailedFrame } from "./protocol.js";
 import type { Subscriptions } from "./subscriptions.js";
 import type { WebAsker } from "./web-asker.js";
 
@@ -27,6 +27,8 @@ export interface TurnDependencies {
   subscriptions: Subscriptions;
   programs: ProgramRegistry;
   log: EventLogger;
+  /** Turns this dispatcher runs at once, across connections. */
+  maxConcurrentTurns: number;
 }
 
 interface RunningTurn {
@@ -48,6 +50,8 @@ const SETTLE_AFTER_CANCEL_MS = 15_000;
 export class Turns {
   private readonly bySession = new Map<string, RunningTurn>();
   private readonly running = new Set<RunningTurn>();
+  /** Sessions a delete_session is removing: no turn starts on them meanwhile. */
+  private readonly deleting = new Set<string>();
   private closedBecause: string | null = null;
 
   constructor(private readonly deps: TurnDependencies) {}
@@ -55,6 +59,23 @@ export class Turns {
   /** True while a turn of this session runs here. */
   isBusy(sessionId: string): boolean {
     return this.bySession.has(sessionId);
+  }
+
+  /**
+   * Runs `remove` (the deletion of an idle session) while no turn may start
+   * on the session in this dispatcher: checked and reserved before the first
+   * await, so a `run` racing the deletion is refused with `session_busy`
+   * instead of starting on a session that is then removed. Across processes
+   * the core's session lock does the same.
+   */
+  async whileDeleting<T>(sessionId: string, remove: () => Promise<T>): Promise<T> {
+    if (this.bySession.has(sessionId) || this.deleting.has(sessionId)) throw new SessionBusyError(sessionId);
+    this.deleting.add(sessionId);
+    try {
+      return await remove();
+    } finally {
+      this.deleting.delete(sessionId);
+    }
   }
 
   /** Number of turns running. */
@@ -69,14 +90,21 @@ export class Turns {
 
   /**
    * Starts a turn, or throws (ShuttingDownError, SessionBusyError,
-   * UnknownProgramError, InvalidInputError, RuntimeMissingError,
-   * ProviderConfigError) before anything is written.
+   * TooManyTurnsError, ServerBusyError, UnknownProgramError,
+   * InvalidInputError, RuntimeMissingError, ProviderConfigError) before
+   * anything is written.
    */
   start(client: Client, frame: ChatFrame | RunFrame): void {
     if (this.closedBecause !== null) throw new ShuttingDownError(this.closedBecause);
     if (frame.session_id !== undefined && this.bySession.has(frame.session_id))
       throw new SessionBusyError(frame.session_id);
+    if (frame.session_id !== undefined && this.deleting.has(frame.session_id))
+      throw new SessionBusyError(
+        frame.session_id,
+        "is being deleted; start the turn without session_id, or another id",
+      );
     if (client.runningTurns >= MAX_TURNS_PER_CONNECTION) throw new TooManyTurnsError(MAX_TURNS_PER_CONNECTION);
+    if (this.running.size >= this.deps.maxConcurrentTurns) throw new ServerBusyError(this.deps.maxConcurrentTurns);
     let program: RegisteredProgram | null = null;
     if (frame.type === "run") {
       program = this.deps.programs.get(frame.program);
@@ -123,7 +151,7 @@ export class Turns {
     this.deps.log.error("turns_abandoned", {
       count: abandoned,
       session_ids: [...this.running].map((turn) => turn.sessionId),
-      hint: "a program ignored its cancellation signal; the core marks its unfinished nodes interrupted when the session is next read",
+      hint: "a program ignored its cancellation signal; the core marks its unfinished nodes interrupted when the session is next opened for a turn",
     });
     return { cancelled, abandoned };
   }
@@ -159,7 +187,7 @@ export class Turns {
             this.bySession.set(session.sessionId, turn);
           }
           subscriptions.subscribe(client, session.sessionId);
-          subscriptions.publish(session.sessionId, {
+          this.publishToTurn(client, {
             type: "session",
             session_id: session.sessionId,
             created: session.created,
@@ -178,7 +206,7 @@ export class Turns {
         },
       );
       const { sessionId, turnId } = opened.turn as { sessionId: string; turnId: string };
-      subscriptions.publish(sessionId, { type: "turn_done", session_id: sessionId, turn_id: turnId, result, ...echo });
+      this.publishToTurn(client, { type: "turn_done", session_id: sessionId, turn_id: turnId, result, ...echo });
       log.info("turn_end", {
         session_id: sessionId,
         turn_id: turnId,
@@ -202,7 +230,7 @@ export class Turns {
         return;
       }
       const { sessionId, turnId } = opened.turn;
-      subscriptions.publish(sessionId, {
+      this.publishToTurn(client, {
         type: "turn_failed",
         session_id: sessionId,
         turn_id: turnId,
@@ -221,6 +249,18 @@ export class Turns {
       if (outcome === "cancelled") log.info("turn_end", fields);
       else log.warn("turn_end", fields);
     }
+  }
+
+  /**
+   * A frame that opens or ends a turn goes to the session's clients, and
+   * always to the client that started the turn, even if it unsubscribed (or
+   * the session was dropped) meanwhile: every turn it started ends, for it,
+   * with `turn_done` or `turn_failed`.
+   */
+  private publishToTurn(client: Client, frame: SessionFrame | TurnDoneFrame | TurnFailedFrame): void {
+    const { subscriptions } = this.deps;
+    subscriptions.publish(frame.session_id, frame);
+    if (!subscriptions.isSubscribed(client, frame.session_id)) client.send(frame);
   }
 
   /** Maps the core's events to frames for the session's clients. */

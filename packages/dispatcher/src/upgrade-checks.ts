@@ -24,7 +24,9 @@ export const WS_PATH = "/ws";
 /**
  * Checks an upgrade request: the path, then the token (401), then the Origin
  * (403). Browsers always send Origin on a WebSocket; it must be the page this
- * dispatcher serves (same Host) or an allowed origin. Clients that are not
+ * dispatcher serves (the same scheme, host and port: `http://` + the request's
+ * Host, or the scheme a TLS proxy names in X-Forwarded-Proto, which a page
+ * cannot set on a WebSocket) or an allowed origin. Clients that are not
  * browsers send none and are let through on the token alone. On loopback
  * with no token, the Host itself must be a loopback name: a page on a
  * hostile name that resolves to 127.0.0.1 (DNS rebinding) would otherwise
@@ -36,7 +38,7 @@ export function checkUpgrade(request: IncomingMessage, policy: UpgradePolicy): U
   if (url.pathname !== WS_PATH)
     return { ok: false, status: 404, reason: `No WebSocket endpoint at ${url.pathname}; connect to ${WS_PATH}.` };
   if (policy.token !== undefined) {
-    const presented = url.searchParams.get("token") ?? bearerToken(request.headers.authorization);
+    const presented = presentedToken(request, url);
     if (presented === null)
       return {
         ok: false,
@@ -55,10 +57,9 @@ export function checkUpgrade(request: IncomingMessage, policy: UpgradePolicy): U
     return { ok: false, status: 403, reason: `Origin ${JSON.stringify(origin)} is not allowed.` };
   }
   if (policy.allowedOrigins.includes(parsed.origin)) return { ok: true };
-  const host = request.headers.host ?? "";
-  const sameHost = parsed.host.toLowerCase() === host.toLowerCase();
+  const sameOrigin = parsed.origin === servedOrigin(request);
   const rebindingGuard = policy.loopbackBound && policy.token === undefined;
-  if (sameHost && (!rebindingGuard || isLoopbackHost(parsed.hostname))) return { ok: true };
+  if (sameOrigin && (!rebindingGuard || isLoopbackHost(parsed.hostname))) return { ok: true };
   return {
     ok: false,
     status: 403,
@@ -82,6 +83,41 @@ export function rejectUpgrade(socket: Duplex, status: 401 | 403 | 404 | 503, rea
 
 const STATUS_TEXT = { 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 503: "Service Unavailable" } as const;
 const STATUS_CODES = { 401: "unauthorized", 403: "forbidden_origin", 404: "not_found", 503: "shutting_down" } as const;
+
+/**
+ * True when a plain HTTP request may read details (the readiness report): it
+ * carries the token, or no token is configured and it was addressed to a
+ * loopback name (a page on a rebound name sends its own name as Host).
+ */
+export function mayReadDetails(request: IncomingMessage, policy: UpgradePolicy): boolean {
+  if (policy.token !== undefined) {
+    const presented = presentedToken(request, new URL(request.url ?? "/", "http://dispatcher.invalid"));
+    return presented !== null && sameSecret(presented, policy.token);
+  }
+  try {
+    return isLoopbackHost(new URL(`http://${request.headers.host ?? ""}`).hostname);
+  } catch {
+    return false;
+  }
+}
+
+/** The origin of the page this dispatcher serves for this request, or null when the Host is unusable. */
+function servedOrigin(request: IncomingMessage): string | null {
+  const forwarded = request.headers["x-forwarded-proto"];
+  const proto = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",")[0]?.trim().toLowerCase();
+  const scheme = proto === "https" || proto === "http" ? proto : "http";
+  try {
+    const origin = new URL(`${scheme}://${request.headers.host ?? ""}`);
+    return origin.host === "" ? null : origin.origin;
+  } catch {
+    return null;
+  }
+}
+
+/** The token from `?token=` or `Authorization: Bearer`, or null. */
+function presentedToken(request: IncomingMessage, url: URL): string | null {
+  return url.searchParams.get("token") ?? bearerToken(request.headers.authorization);
+}
 
 function bearerToken(header: string | undefined): string | null {
   const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;

@@ -67,7 +67,7 @@ export class WebAsker implements Asker {
     const question = this.require(questionId);
     if (question.choices && !isChoice(value, question.choices)) {
       throw new InvalidAnswerError(
-        `${JSON.stringify(value)} is not one of the choices (${question.choices.join(", ")}); send one of them or its 1-based number. The question is still waiting.`,
+        `${JSON.stringify(clip(value))} is not one of the choices (${question.choices.join(", ")}); send one of them or its 1-based number. The question is still waiting.`,
       );
     }
     question.settle({ kind: "answer", value });
@@ -100,6 +100,15 @@ export class WebAsker implements Asker {
     if (!question) throw new UnknownQuestionError(questionId);
     return question;
   }
+}
+
+/** Longest part of a refused answer echoed back in the error (an answer may be up to a frame long). */
+const ECHOED_ANSWER_CHARS = 200;
+
+function clip(value: string): string {
+  return value.length <= ECHOED_ANSWER_CHARS
+    ? value
+    : `${value.slice(0, ECHOED_ANSWER_CHARS)}… (${value.length} characters)`;
 }
 
 function isChoice(value: string, choices: readonly string[]): boolean {

@@ -34,6 +34,17 @@ describe("createDispatcher refuses unusable options before listening", () => {
       { port: 0, allowedOrigins: ["example.com"] },
       /allowedOrigins: "example.com" is not an origin/,
     ],
+    ["a limit of zero turns", { port: 0, limits: { maxConcurrentTurns: 0 } }, /limits.maxConcurrentTurns 0 must be/],
+    [
+      "a limit that does not exist",
+      { port: 0, limits: { maxSessions: 3 } as never },
+      /limits.maxSessions is not a limit; the limits are: maxConcurrentTurns/,
+    ],
+    [
+      "a headers timeout longer than the request timeout",
+      { port: 0, limits: { headersTimeoutMs: 5000, requestTimeoutMs: 1000 } },
+      /headersTimeoutMs \(5000\) must not exceed limits.requestTimeoutMs \(1000\)/,
+    ],
   ];
   it.each(refused)("%s", async (_name, options, message) => {
     await expect(createDispatcher({ ...options, db: store.db, runtime: null })).rejects.toThrow(InvalidInputError);

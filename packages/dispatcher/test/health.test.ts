@@ -92,6 +92,41 @@ describe("GET /readyz", () => {
     expect(report.checks.provider.detail).toContain("none");
   });
 
+  it("answers only the status to a caller without the token; the details (root, git, provider) need it", async () => {
+    const token = "readyz-token-0123456789abcdef";
+    const served = await startDispatcher({ runtime: scriptedRuntime([]).runtime, token });
+    const url = `${served.dispatcher.url}/readyz`;
+    for (const [headers, query] of [
+      [{}, ""],
+      [{ Authorization: "Bearer wrong-token" }, ""],
+      [{}, "?token=wrong"],
+    ] as const) {
+      const answer = await httpGet(`${url}${query}`, headers);
+      expect(answer.status).toBe(200);
+      expect(JSON.parse(answer.body)).toEqual({ status: "ready" });
+      expect(answer.body).not.toContain(served.store.root);
+    }
+    for (const [headers, query] of [
+      [{ Authorization: `Bearer ${token}` }, ""],
+      [{}, `?token=${token}`],
+    ] as const) {
+      const answer = await httpGet(`${url}${query}`, headers);
+      const report = JSON.parse(answer.body) as ReadinessReport;
+      expect(report.checks.provider.detail).toBe("scripted (scripted)");
+      expect(report.checks.git.detail).toMatch(/^git version /);
+    }
+  });
+
+  it("without a token, gives details only to a request addressed to a loopback name (not a rebound one)", async () => {
+    const served = await startDispatcher({ runtime: null });
+    const rebound = await httpGet(`${served.dispatcher.url}/readyz`, {
+      Host: `rebind.example:${served.dispatcher.port}`,
+    });
+    expect(JSON.parse(rebound.body)).toEqual({ status: "ready" });
+    const local = await httpGet(`${served.dispatcher.url}/readyz`, { Host: `localhost:${served.dispatcher.port}` });
+    expect((JSON.parse(local.body) as ReadinessReport).checks.store.ok).toBe(true);
+  });
+
   it("is not ready (503) when no provider is configured, and ready with OPENPROGRAM_PROVIDER=none", async () => {
     const saved = { ...process.env };
     onCleanup(() => {

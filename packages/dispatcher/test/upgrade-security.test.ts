@@ -81,16 +81,46 @@ describe("the Origin check", () => {
     expect(nullOrigin.status).toBe(403);
   });
 
-  it("behind a reverse proxy with a token, accepts the page of the proxy's public name", async () => {
+  it("behind a TLS reverse proxy with a token, accepts the page of the proxy's public name and scheme", async () => {
     const served = await startDispatcher({ runtime: null, token: TOKEN });
-    const proxied = { Origin: "https://openprogram.example.com", Host: "openprogram.example.com" };
+    const proxied = {
+      Origin: "https://openprogram.example.com",
+      Host: "openprogram.example.com",
+      "X-Forwarded-Proto": "https",
+    };
     const client = await served.connect({ headers: { ...proxied, Authorization: `Bearer ${TOKEN}` } });
     expect(client.frames[0]?.type).toBe("hello");
+    const url = wsPath(served.dispatcher.wsUrl);
     const mismatch = await httpGet(
-      wsPath(served.dispatcher.wsUrl),
+      url,
       upgradeHeaders({ ...proxied, Origin: "https://evil.example", Authorization: `Bearer ${TOKEN}` }),
     );
     expect(mismatch.status).toBe(403);
+    // Without the proxy's word the server is plain http: an https page of the same host is another origin.
+    const { "X-Forwarded-Proto": _proto, ...direct } = proxied;
+    const unproxied = await httpGet(url, upgradeHeaders({ ...direct, Authorization: `Bearer ${TOKEN}` }));
+    expect(unproxied.status).toBe(403);
+  });
+
+  it("compares scheme, host and port of the Origin with the page it serves", async () => {
+    const served = await startDispatcher({ runtime: null });
+    const url = wsPath(served.dispatcher.wsUrl);
+    const port = served.dispatcher.port;
+    const host = `127.0.0.1:${port}`;
+    for (const origin of [
+      `https://127.0.0.1:${port}`,
+      `http://127.0.0.1:${port + 1}`,
+      "http://127.0.0.1",
+      `https://127.0.0.2:${port}`,
+      `http://127.0.0.2:${port}`,
+      `ws://127.0.0.1:${port}`,
+    ]) {
+      expect((await httpGet(url, upgradeHeaders({ Origin: origin, Host: host }))).status, origin).toBe(403);
+    }
+    // The probe's case: an https origin with the Host it names, on a plain-http server.
+    const probe = await httpGet(url, upgradeHeaders({ Origin: `https://127.0.0.2:18788`, Host: "127.0.0.2:18788" }));
+    expect(probe.status).toBe(403);
+    expect((await httpGet(url, upgradeHeaders({ Origin: `http://${host}`, Host: host }))).status).toBe(101);
   });
 
   it("accepts configured allowed origins", async () => {

@@ -81,6 +81,14 @@ describe("ask_user over the web", () => {
     );
     expect(refused).toMatchObject({ code: "invalid_answer", action: "answer" });
     expect(refused.message).toContain("red, blue");
+    // A huge wrong answer is echoed clipped, never whole.
+    const huge = "g".repeat(900_000);
+    const clipped = asError(
+      await client.request({ type: "answer", question_id: question.question_id, value: huge }, "turn_done"),
+    );
+    expect(clipped.code).toBe("invalid_answer");
+    expect(clipped.message).toContain(`${"g".repeat(200)}… (900000 characters)`);
+    expect(clipped.message.length).toBeLessThan(500);
     client.send({ type: "answer", question_id: question.question_id, value: "red" });
     expect((await client.next("turn_done")).result).toBe("picked red");
   });

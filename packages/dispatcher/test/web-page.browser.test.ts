@@ -1,9 +1,12 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { agenticFunction, askUser } from "@openprogram/session-context";
 import { scriptedRuntime } from "@openprogram/session-context/testing";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { closeAll, startDispatcher, type TestDispatcher } from "./helpers.js";
+import { resolveServeConfig, serve, type LogEntry, type ServeProcess } from "../src/index.js";
+import { closeAll, onCleanup, startDispatcher, type TestDispatcher } from "./helpers.js";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const CHROMIUM_ARGS = [
@@ -137,5 +140,32 @@ describe("the web page in Chromium", () => {
     await page.goto(`${served.dispatcher.url}/?token=browser-token-0123456789abcdef`);
     await page.locator("#connection[data-state='open']").waitFor(UI_WAIT);
     expect(new URL(page.url()).searchParams.has("token")).toBe(false);
+  });
+
+  it("connects through the address `serve` prints with its generated token", async () => {
+    const home = mkdtempSync(join(tmpdir(), "openprogram-browser-serve-"));
+    onCleanup(() => rmSync(home, { recursive: true, force: true }));
+    const entries: LogEntry[] = [];
+    const host: ServeProcess = {
+      stdout: { write: () => true },
+      exit: () => undefined,
+      on: () => host,
+      off: () => host,
+    };
+    const config = resolveServeConfig({ port: 0 }, { OPENPROGRAM_HOME: home });
+    const dispatcher = await serve({ ...config, runtime: null, log: (entry) => entries.push(entry) }, host);
+    onCleanup(() => dispatcher.close());
+    const printed = entries.find((entry) => entry.event === "page");
+    expect(String(printed?.url)).toMatch(/\/\?token=[0-9a-f]{48}$/);
+    page = await (await launched()).newPage();
+    await page.goto(String(printed?.url));
+    await page.locator("#connection[data-state='open']").waitFor(UI_WAIT);
+    expect(await page.locator("#token-form").isVisible()).toBe(false);
+    expect(new URL(page.url()).searchParams.has("token")).toBe(false);
+    // Without the token the same page cannot connect, and asks for it.
+    const stranger = await (await launched()).newPage();
+    onCleanup(() => stranger.close());
+    await stranger.goto(dispatcher.url);
+    await stranger.locator("#token-form").waitFor({ state: "visible", ...UI_WAIT });
   });
 });

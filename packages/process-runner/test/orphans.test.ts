@@ -40,8 +40,10 @@ describe("no orphans when the parent itself dies", () => {
     expect(isRunning(pids.child)).toBe(false);
     expect(isRunning(pids.grandchild)).toBe(false);
 
-    // Nobody was left to record the end; the store's crash recovery reads the unfinished call back as interrupted.
-    // (reading the session runs that recovery).
+    // Nobody was left to record the end: reads report the status as recorded, and the store's crash recovery
+    // (run when the session is next opened for a turn) records the unfinished calls as interrupted.
+    expect((await store.db.getSession(pids.sessionId))?.status).toBe("running");
+    expect(await store.db.recoverIfAbandoned(pids.sessionId)).toBe(true);
     expect((await store.db.getSession(pids.sessionId))?.status).toBe("idle");
     const nodes = await store.db.loadNodes(pids.sessionId);
     expect(nodes.map((node) => [node.name, node.metadata.status])).toEqual([

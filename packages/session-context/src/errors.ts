@@ -267,12 +267,20 @@ export class CancelledError extends OpenProgramError {
   }
 }
 
-/** The session is already running a turn (one turn at a time per session in a dispatcher). */
+/** The session is running a turn: a second turn (one at a time per session in a dispatcher), or its deletion, must wait. */
 export class SessionBusyError extends OpenProgramError {
   readonly code = "session_busy";
-  constructor(readonly sessionId: string) {
-    super(`Session '${sessionId}' is busy with another turn; wait for it to finish or stop it.`);
+  constructor(
+    readonly sessionId: string,
+    detail = "is busy with another turn; wait for it to finish or stop it",
+  ) {
+    super(`Session '${sessionId}' ${detail}.`);
   }
+}
+
+/** An input (a file, stdin) larger than the configured limit; nothing past the limit was read. */
+export class InputTooLargeError extends OpenProgramError {
+  readonly code = "input_too_large";
 }
 
 /** A module export that is not an agentic function was asked to run. */

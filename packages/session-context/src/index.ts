@@ -53,8 +53,23 @@ export {
 export type { ProgramEntry } from "./agentic/program-entry.js";
 export { askUser, type AskUserOptions } from "./ask/ask-user.js";
 export type { AskRequest, AskResponse, Asker } from "./ask/types.js";
-export { createScriptedAsker, readAnswersFile, type ScriptedAnswer, type ScriptedAsker } from "./ask/scripted-asker.js";
+export {
+  createScriptedAsker,
+  readAnswersFile,
+  type ReadAnswersOptions,
+  type ScriptedAnswer,
+  type ScriptedAsker,
+} from "./ask/scripted-asker.js";
 export { createTerminalAsker, type TerminalAskerOptions } from "./ask/terminal-asker.js";
+
+// Reading what a user hands over (files, stdin) within a size limit, and results JSON cannot carry
+export {
+  DEFAULT_MAX_INPUT_BYTES,
+  describeBytes,
+  readTextFileCapped,
+  type ReadCappedOptions,
+} from "./input/read-capped.js";
+export { unserialisableResult, type UnserialisableResult } from "./json/unserialisable.js";
 
 // The runtime and its providers
 export { createRuntime, type ProviderRuntimeConfig } from "./runtime/create-runtime.js";

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   InvalidSessionIdError,
+  SessionBusyError,
   SessionDB,
   SessionExistsError,
   SessionNotFoundError,
@@ -292,20 +293,67 @@ describe("bad input", () => {
     expect((await fresh.appendNode("corrupt", { role: "user", output: "d" })).seq).toBe(3);
   });
 
-  it("reads a session left running by a crashed process back as idle, its running nodes interrupted", async () => {
-    await store.db.createSession({ id: "crashed" });
-    const running = await store.db.appendNode("crashed", { role: "code", name: "f", metadata: { status: "running" } });
-    // A real process that has exited owned the turn.
+  /** Leaves `sessionId` as a killed process would: status running, a running node, the lease of a dead process. */
+  async function crash(sessionId: string): Promise<SessionNode> {
+    const running = await store.db.appendNode(sessionId, { role: "code", name: "f", metadata: { status: "running" } });
     const dead = spawn(process.execPath, ["-e", "0"]);
     await new Promise((resolve) => dead.on("close", resolve));
-    mkdirSync(join(store.root, "crashed", ".state", "turns"), { recursive: true });
-    writeFileSync(join(store.root, "crashed", ".state", "turns", "turn_dead.lease"), `${dead.pid} ${hostname()} 0\n`);
-    await store.db.setStatus("crashed", "running");
+    mkdirSync(join(store.root, sessionId, ".state", "turns"), { recursive: true });
+    writeFileSync(
+      join(store.root, sessionId, ".state", "turns", `turn_${running.id}.lease`),
+      `${dead.pid} ${hostname()} 0\n`,
+    );
+    await store.db.setStatus(sessionId, "running");
+    return running;
+  }
+
+  /** The registry file's identity: every write renames a new file into place. */
+  function registryVersion(): string {
+    const stats = statSync(join(store.root, "index.json"));
+    return `${stats.ino}:${stats.mtimeMs}`;
+  }
+
+  it("reads a session left running by a crashed process as recorded, and never rewrites the registry to read", async () => {
+    await store.db.createSession({ id: "crashed" });
+    await store.db.createSession({ id: "other" });
+    const running = await crash("crashed");
+    const before = registryVersion();
+
+    const reader = new SessionDB({ root: store.root });
+    for (let read = 0; read < 20; read++) {
+      expect((await reader.getSession("crashed"))?.status).toBe("running");
+      expect((await reader.listSessions()).find((entry) => entry.id === "crashed")?.status).toBe("running");
+    }
+    expect((await reader.loadNodes("crashed")).find((node) => node.id === running.id)?.metadata.status).toBe("running");
+    expect(registryVersion()).toBe(before);
+  });
+
+  it("recovers a crashed turn when the session is opened for a turn: nodes interrupted, status idle", async () => {
+    await store.db.createSession({ id: "crashed" });
+    const running = await crash("crashed");
 
     const reopened = new SessionDB({ root: store.root });
+    expect(await reopened.openSession("crashed")).toBe(false);
     expect((await reopened.getSession("crashed"))?.status).toBe("idle");
     const node = (await reopened.loadNodes("crashed")).find((candidate) => candidate.id === running.id);
     expect(node?.metadata.status).toBe("interrupted");
+    expect(readdirSync(join(store.root, "crashed", ".state", "turns"))).toEqual([]);
+  });
+
+  it("checks a session once per instance, and again when a lease is seen to expire", async () => {
+    await store.db.createSession({ id: "twice" });
+    const opener = new SessionDB({ root: store.root });
+    expect(await opener.openSession("twice")).toBe(false);
+    // Status says running, but no lease file: the first check of this instance already ran, so no second look.
+    await store.db.setStatus("twice", "running");
+    const before = registryVersion();
+    await opener.openSession("twice");
+    expect(registryVersion()).toBe(before);
+    expect((await opener.getSession("twice"))?.status).toBe("running");
+    // A turn of another process dies, leaving its lease: the next open recovers it.
+    await crash("twice");
+    await opener.openSession("twice");
+    expect((await opener.getSession("twice"))?.status).toBe("idle");
   });
 
   it("keeps a session whose turn process is alive running", async () => {
@@ -314,6 +362,76 @@ describe("bad input", () => {
     expect((await new SessionDB({ root: store.root }).getSession("alive"))?.status).toBe("running");
     await store.db.endTurn("alive", "turn_live", { status: "idle" });
     expect((await store.db.getSession("alive"))?.status).toBe("idle");
+  });
+});
+
+describe("deletion and turns exclude each other", () => {
+  it("refuses to delete a session while a turn holds its lease, and deletes it once the turn ended", async () => {
+    await store.db.createSession({ id: "held" });
+    await store.db.beginTurn("held", "turn_held");
+    const refused = await new SessionDB({ root: store.root }).deleteSession("held").catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(SessionBusyError);
+    expect((refused as SessionBusyError).code).toBe("session_busy");
+    expect((refused as Error).message).toContain("running a turn");
+    expect(store.db.hasSession("held")).toBe(true);
+    await store.db.endTurn("held", "turn_held", { status: "idle" });
+    expect(await store.db.deleteSession("held")).toBe(true);
+    // Nothing is left: no session directory, no directory moved aside for deletion.
+    expect(readdirSync(store.root).filter((name) => name !== "index.json" && !name.startsWith(".index"))).toEqual([]);
+  });
+
+  it("refuses a turn on a session deleted meanwhile; late status writes re-create nothing", async () => {
+    await store.db.createSession({ id: "gone" });
+    await store.db.appendNode("gone", { role: "user", output: "hello" });
+    expect(await new SessionDB({ root: store.root }).deleteSession("gone")).toBe(true);
+    for (const write of [
+      () => store.db.beginTurn("gone", "turn_late"),
+      () => store.db.setStatus("gone", "running"),
+      () => store.db.endTurn("gone", "turn_late", { status: "idle" }),
+      () => store.db.appendNode("gone", { role: "user", output: "late" }),
+    ]) {
+      const error = await write().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(SessionNotFoundError);
+    }
+    expect(await store.db.getSession("gone")).toBeNull();
+    expect(Object.keys(JSON.parse(readFileSync(join(store.root, "index.json"), "utf8")) as object)).toEqual([]);
+    expect(readdirSync(store.root).filter((name) => !name.startsWith(".") && name !== "index.json")).toEqual([]);
+  });
+
+  it("races beginTurn against deleteSession 50 times: one wins, and no ghost entry or directory is left", async () => {
+    const deleter = new SessionDB({ root: store.root });
+    const outcomes = { turn: 0, deleted: 0 };
+    for (let round = 0; round < 50; round++) {
+      const id = `race${round}`;
+      await store.db.createSession({ id });
+      const [began, deleted] = await Promise.allSettled([
+        store.db.beginTurn(id, `turn_${round}`),
+        deleter.deleteSession(id),
+      ]);
+      if (began.status === "fulfilled") {
+        // The turn holds the session: deletion was refused, and the turn ends normally.
+        expect(deleted.status === "rejected" && (deleted.reason as SessionBusyError).code).toBe("session_busy");
+        await store.db.endTurn(id, `turn_${round}`, { status: "idle" });
+        expect((await store.db.getSession(id))?.status).toBe("idle");
+        outcomes.turn++;
+      } else {
+        expect((began.reason as SessionNotFoundError).code).toBe("session_not_found");
+        expect(deleted).toEqual({ status: "fulfilled", value: true });
+        await expect(store.db.setStatus(id, "idle")).rejects.toThrow(SessionNotFoundError);
+        outcomes.deleted++;
+      }
+    }
+    const registry = JSON.parse(readFileSync(join(store.root, "index.json"), "utf8")) as Record<
+      string,
+      { status: string }
+    >;
+    for (const [id, entry] of Object.entries(registry)) {
+      expect(existsSync(join(store.root, id, "meta.json")), `${id} is listed and on disk`).toBe(true);
+      expect(entry.status).toBe("idle");
+    }
+    const directories = readdirSync(store.root).filter((name) => !name.startsWith(".") && name !== "index.json");
+    expect(directories.sort()).toEqual(Object.keys(registry).sort());
+    expect(outcomes.turn + outcomes.deleted).toBe(50);
   });
 });
 

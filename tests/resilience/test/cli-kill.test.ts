@@ -1,7 +1,8 @@
 // Crash safety (issue 8 section 3): kill -9 a CLI run at random points during
 // a turn, 50 times; after every kill the store must open cleanly, every node
-// file must be complete JSON, no seq duplicated, nodes left running read back
-// as interrupted, the status must not be stuck, and --session continues.
+// file must be complete JSON, no seq duplicated, nodes left running are
+// recorded interrupted once the session is opened for a turn, the status must
+// not be stuck, and --session continues.
 import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -42,9 +43,11 @@ function startRun(sessionId: string): { exited: Promise<number | null>; kill: ()
   };
 }
 
-/** Checks the store as a freshly started process would see it. */
+/** Checks the store as a freshly started process would see it once it opened the session for a turn. */
 async function assertConsistent(sessionId: string): Promise<void> {
   const db = new SessionDB({ root });
+  // Reads report the status as recorded; opening the session for a turn recovers a killed turn.
+  await db.openSession(sessionId);
   const record = await db.getSession(sessionId);
   expect(record, "the session is still in the registry").not.toBeNull();
   expect(["running", "needs_input"], "the status is not stuck").not.toContain(record?.status);

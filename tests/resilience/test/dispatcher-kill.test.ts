@@ -36,7 +36,7 @@ async function startServer(): Promise<{ server: ChildProcess; port: number; exit
   const port = await findFreePort();
   const server = spawn(
     process.execPath,
-    [CLI_BIN, "serve", "--port", String(port), "--program", `${PROGRAM_FILE}#work`],
+    [CLI_BIN, "serve", "--port", String(port), "--no-token", "--program", `${PROGRAM_FILE}#work`],
     { env, stdio: "ignore" },
   );
   const exited = new Promise((resolve) => server.on("exit", resolve));
@@ -83,6 +83,9 @@ describe("kill -9 of the dispatcher during the turns of 20 sessions", () => {
 
       const db = new SessionDB({ root });
       for (const sessionId of sessions) {
+        // Reads report what was recorded; opening the session for a turn (as the next dispatcher does) recovers it.
+        expect((await db.getSession(sessionId))?.status).toBe("running");
+        await db.openSession(sessionId);
         const record = await db.getSession(sessionId);
         expect(["running", "needs_input"], `status of ${sessionId}`).not.toContain(record?.status);
         const seqs = new Set<number>();

@@ -7,10 +7,11 @@ import { EXIT_CODES } from "../exit-codes.js";
 import { readProgramInput, type InputFlags } from "../input.js";
 import { isTerminal } from "../io.js";
 import { loadProgram } from "../load-program.js";
-import { formatResult, sessionLine, summarizeError, writeJson, writeLine } from "../output.js";
+import { sessionLine, summarizeError, writeLine } from "../output.js";
 import { parseProgramSpec } from "../program-spec.js";
 import { createProgressPrinter } from "../progress.js";
 import { reportFailure } from "../report.js";
+import { formatResultSafely, jsonLineWithResult } from "../result-output.js";
 import { discardIfEmpty, runTurn } from "../run-turn.js";
 import { configuredRuntime } from "../runtime.js";
 import { selectSession, type SessionFlags } from "../session-selection.js";
@@ -98,9 +99,9 @@ export async function runCommand(programArgument: string, flags: RunFlags, conte
         turn_id: turnId,
         result: outcome.value ?? null,
       };
-      writeJson(io.stdout, result);
+      io.stdout.write(jsonLineWithResult(result));
     } else {
-      const text = formatResult(outcome.value);
+      const text = formatResultSafely(outcome.value);
       if (text !== null) writeLine(io.stdout, text);
     }
     writeLine(io.stderr, sessionLine(id));
@@ -112,7 +113,7 @@ export async function runCommand(programArgument: string, flags: RunFlags, conte
 
 async function prepareRun(programArgument: string, flags: RunFlags, { io }: CommandContext): Promise<PreparedRun> {
   const sessionId = await selectSession(flags);
-  const input = readProgramInput(flags, io.cwd);
+  const input = readProgramInput(flags, io.cwd, io.env);
   const spec = parseProgramSpec(programArgument, io.cwd);
   let execute: Execute;
   if (flags.isolate) {

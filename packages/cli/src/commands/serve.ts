@@ -12,12 +12,21 @@ import { reportFailure } from "../report.js";
 export interface ServeCommandFlags {
   host?: string;
   port?: string;
-  token?: string;
+  /** A string with --token, false with --no-token. */
+  token?: string | false;
+  tokenFile?: string;
   allowedOrigin?: string[];
   program?: string[];
   isolate?: boolean;
   graceMs?: string;
   sessionsRoot?: string;
+  maxTurns?: string;
+  maxConnections?: string;
+  maxConnectionsPerAddress?: string;
+  headersTimeoutMs?: string;
+  requestTimeoutMs?: string;
+  keepAliveTimeoutMs?: string;
+  wsIdleTimeoutMs?: string;
   logFormat?: "json" | "human" | "auto";
 }
 
@@ -51,13 +60,13 @@ export async function serveCommand(flags: ServeCommandFlags, context: CommandCon
 
 /** Flags as typed; the dispatcher validates them and names the flag in its errors. */
 function serveFlags(flags: ServeCommandFlags): ServeFlags {
+  const { token, allowedOrigin, program: _program, isolate: _isolate, logFormat: _logFormat, ...rest } = flags;
+  const given = Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined));
   return {
-    ...(flags.host !== undefined ? { host: flags.host } : {}),
-    ...(flags.port !== undefined ? { port: flags.port } : {}),
-    ...(flags.token !== undefined ? { token: flags.token } : {}),
-    ...(flags.allowedOrigin !== undefined ? { allowedOrigins: flags.allowedOrigin } : {}),
-    ...(flags.sessionsRoot !== undefined ? { sessionsRoot: flags.sessionsRoot } : {}),
-    ...(flags.graceMs !== undefined ? { graceMs: flags.graceMs } : {}),
+    ...given,
+    ...(typeof token === "string" ? { token } : {}),
+    ...(token === false ? { noToken: true } : {}),
+    ...(allowedOrigin !== undefined ? { allowedOrigins: allowedOrigin } : {}),
   };
 }
 

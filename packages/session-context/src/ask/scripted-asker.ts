@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { InvalidInputError, ScriptExhaustedError } from "../errors.js";
+import { DEFAULT_MAX_INPUT_BYTES, readTextFileCapped } from "../input/read-capped.js";
 import { abortableSleep } from "../time/abortable-sleep.js";
 import type { AskRequest, AskResponse, Asker } from "./types.js";
 
@@ -42,16 +42,21 @@ export function createScriptedAsker(answers: readonly ScriptedAnswer[], source =
   };
 }
 
+/** Options of `readAnswersFile`. */
+export interface ReadAnswersOptions {
+  /** Read at most this many bytes (default DEFAULT_MAX_INPUT_BYTES); more is an InputTooLargeError. */
+  maxBytes?: number;
+  /** How to raise the limit, quoted in the error (e.g. the variable that sets it). */
+  limitHint?: string;
+}
+
 /** Reads an answers file: a JSON array of answers, or one answer per line of plain text. */
-export function readAnswersFile(path: string): ScriptedAnswer[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw new InvalidInputError(
-      `Cannot read the answers file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}.`,
-    );
-  }
+export function readAnswersFile(path: string, options: ReadAnswersOptions = {}): ScriptedAnswer[] {
+  const text = readTextFileCapped(path, {
+    maxBytes: options.maxBytes ?? DEFAULT_MAX_INPUT_BYTES,
+    label: `the answers file ${path}`,
+    ...(options.limitHint !== undefined ? { limitHint: options.limitHint } : {}),
+  });
   const trimmed = text.trim();
   if (trimmed.startsWith("[")) {
     let parsed: unknown;

@@ -1,10 +1,11 @@
-import { existsSync, lstatSync, mkdirSync, rmSync, writeFileSync, type Stats } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, renameSync, rmSync, writeFileSync, type Stats } from "node:fs";
 import { rename } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import {
   CorruptMetaError,
   InvalidInputError,
   NotASessionError,
+  SessionBusyError,
   SessionExistsError,
   SessionNotFoundError,
   StoreWriteError,
@@ -75,6 +76,10 @@ export interface EndTurnOptions {
   message?: string;
 }
 
+/** Session statuses that say a turn holds the session. */
+const TURN_STATUSES = new Set<string>(["running", "needs_input"]);
+/** Sessions remembered as checked for an abandoned turn; past this the memory starts over (a re-check is cheap). */
+const MAX_RECOVERY_CHECKED = 10_000;
 /** Registry fields that belong to meta.json as well, and stay in step there. */
 const META_FIELDS = new Set(["title", "agent_id", "source"]);
 /** A session lock's holder touches it every 2 s while it holds it; one untouched this long was left by a killed process. */
@@ -101,6 +106,8 @@ export class SessionDB {
   private readonly preparedState = new Set<string>();
   /** Sessions found safe to enter, with the state of their folder and meta.json then (see assertUsable). */
   private readonly usableSessions = new Map<string, string>();
+  /** Sessions this instance has already checked for a turn abandoned by a crash. */
+  private readonly recoveryChecked = new Set<string>();
 
   constructor(options: SessionDBOptions = {}) {
     this.root = resolve(options.root ?? defaultSessionsRoot());
@@ -142,16 +149,18 @@ export class SessionDB {
   }
 
   /**
-   * The hot path of entering a session: one stat when it exists (plus a look
-   * at its turn leases, to recover a crashed turn), a create when it does not.
-   * Resolves to true when it created the session.
+   * The hot path of entering a session for a turn: one stat when it exists, a
+   * create when it does not. A turn abandoned by a crash is recovered here:
+   * the first time this instance opens the session, and again whenever a
+   * lease file is there to be judged (a turn of another process may have died
+   * since). Resolves to true when it created the session.
    */
   async openSession(sessionId: string, options: Omit<CreateSessionOptions, "id"> = {}): Promise<boolean> {
     const paths = this.paths(sessionId);
     const metaStat = lstatOrNull(paths.meta);
     if (metaStat) {
       await this.assertUsable(paths, metaStat);
-      if (hasLeaseFiles(paths)) await this.recoverIfAbandoned(sessionId);
+      if (!this.recoveryChecked.has(sessionId) || hasLeaseFiles(paths)) await this.recoverIfAbandoned(sessionId);
       return false;
     }
     return (await this.tryCreate({ ...options, id: sessionId })) !== null;
@@ -287,17 +296,17 @@ export class SessionDB {
     throw refuseExisting(paths);
   }
 
-  /** The registry entry of a session, or null. */
+  /** The registry entry of a session, or null. The status is as recorded: reading never recovers a crashed turn. */
   async getSession(sessionId: string): Promise<SessionRecord | null> {
     const paths = this.paths(sessionId);
-    const entries = await this.registryEntries();
+    const entries = await this.registry.read();
     const entry = entries[sessionId];
     if (entry) return { ...entry };
     if (!existsSync(paths.meta)) return null;
     // On disk but missing from the registry (written by a crashed create): add it back.
     const rebuilt = registryEntryFromMeta(this.readMetaSync(sessionId));
     await this.registry.update((all) => {
-      all[sessionId] ??= rebuilt;
+      if (existsSync(paths.meta)) all[sessionId] ??= rebuilt;
     });
     return { ...rebuilt };
   }
@@ -327,9 +336,7 @@ export class SessionDB {
   async listSessions(options: ListSessionsOptions = {}): Promise<SessionRecord[]> {
     const offset = Math.max(0, options.offset ?? 0);
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
-    const all = Object.values(await this.registryEntries()).filter(
-      (entry) => options.includeArchived || !entry.archived,
-    );
+    const all = Object.values(await this.registry.read()).filter((entry) => options.includeArchived || !entry.archived);
     all.sort((a, b) => (b.updated_at ?? 0) - (a.updated_at ?? 0) || a.id.localeCompare(b.id));
     return all.slice(offset, offset + limit).map((entry) => ({ ...entry }));
   }
@@ -342,14 +349,15 @@ export class SessionDB {
     const metaPatch = Object.fromEntries(Object.entries(patch).filter(([key]) => META_FIELDS.has(key)));
     if (Object.keys(metaPatch).length > 0)
       await this.withSessionLock(sessionId, () => this.writeMeta(sessionId, metaPatch));
-    const entries = await this.registry.update((all) => {
-      const current = all[sessionId] ?? registryEntryFromMeta(this.readMetaSync(sessionId));
-      all[sessionId] = { ...current, ...patch, id: sessionId };
-    });
-    return { ...(entries[sessionId] as SessionRecord) };
+    return { ...(await this.updateEntry(sessionId, (current) => ({ ...current, ...patch, id: sessionId }))) };
   }
 
-  /** Deletes a session's directory and registry entry; false when it did not exist. */
+  /**
+   * Deletes a session's directory and registry entry; false when it did not
+   * exist. Refused with SessionBusyError while a turn holds the session (a
+   * live turn lease): deletion and a turn's start exclude each other through
+   * the session lock, so a turn never runs on a deleted session.
+   */
   async deleteSession(sessionId: string): Promise<boolean> {
     const paths = this.paths(sessionId);
     // Only a session is ever removed: a stray file or folder under a session's name is refused, never deleted.
@@ -357,17 +365,48 @@ export class SessionDB {
     if (stat && (!stat.isDirectory() || (!existsSync(paths.meta) && !existsSync(paths.history)))) {
       throw refuseExisting(paths);
     }
-    const existed = existsSync(paths.dir);
-    let inRegistry = false;
+    if (existsSync(paths.dir)) {
+      await this.withSessionLock(sessionId, async () => {
+        if (liveTurnLeases(paths).length > 0)
+          throw new SessionBusyError(
+            sessionId,
+            "is running a turn; stop it or wait for it to end, then delete the session",
+          );
+        // Moved aside first (one rename): from here on no reader or writer finds the session, so no late write
+        // can bring its registry entry back. Ids never start with ".", so the aside name is never a session.
+        const aside = join(this.root, `.deleted-${sessionId}-${randomHex(8)}`);
+        try {
+          renameSync(paths.dir, aside);
+        } catch (error) {
+          throw new StoreWriteError(paths.dir, error);
+        }
+        this.forgetCaches(sessionId, paths);
+        await this.removeEntryIfGone(sessionId, paths);
+        rmSync(aside, { recursive: true, force: true });
+      });
+      return true;
+    }
+    const inRegistry = await this.removeEntryIfGone(sessionId, paths);
+    this.forgetCaches(sessionId, paths);
+    return inRegistry;
+  }
+
+  /** Drops the registry entry unless a session (created again meanwhile) is on disk; true when there was one. */
+  private async removeEntryIfGone(sessionId: string, paths: SessionPaths): Promise<boolean> {
+    let removed = false;
     await this.registry.update((entries) => {
-      inRegistry = sessionId in entries;
+      if (!(sessionId in entries) || existsSync(paths.meta)) return;
       delete entries[sessionId];
+      removed = true;
     });
-    if (existed) rmSync(paths.dir, { recursive: true, force: true });
+    return removed;
+  }
+
+  private forgetCaches(sessionId: string, paths: SessionPaths): void {
     this.history.forget(paths);
     this.preparedState.delete(paths.state);
     this.usableSessions.delete(sessionId);
-    return existed || inRegistry;
+    this.recoveryChecked.delete(sessionId);
   }
 
   // ---- nodes ------------------------------------------------------------
@@ -447,12 +486,19 @@ export class SessionDB {
     return readLog(this.requirePaths(sessionId), options.maxCount ?? 100);
   }
 
-  /** Marks the session running and takes the turn lease (crash recovery relies on it). */
+  /**
+   * Takes the turn lease and marks the session running. The lease is taken
+   * under the session lock, which deleteSession takes too: a session deleted
+   * meanwhile is SessionNotFoundError here, and a session with a live lease is
+   * never deleted. Crash recovery relies on the lease as well.
+   */
   async beginTurn(sessionId: string, turnId: string): Promise<void> {
     const paths = this.requirePaths(sessionId);
     assertSafeToWrite(paths, [paths.turns]);
-    this.ensureStateDir(paths);
-    takeTurnLease(paths, turnId);
+    await this.withSessionLock(sessionId, async () => {
+      if (!existsSync(paths.meta)) throw new SessionNotFoundError(sessionId);
+      takeTurnLease(paths, turnId);
+    });
     await this.setStatus(sessionId, "running");
   }
 
@@ -469,37 +515,62 @@ export class SessionDB {
       const preview = this.previewOf(sessionId);
       const updatedAt = nowSeconds();
       await this.withSessionLock(sessionId, () => this.writeMeta(sessionId, { updated_at: updatedAt }));
-      await this.registry.update((entries) => {
-        const current = entries[sessionId] ?? registryEntryFromMeta(this.readMetaSync(sessionId));
-        entries[sessionId] = {
-          ...current,
-          status: options.status,
-          updated_at: updatedAt,
-          ...(preview ? { preview } : {}),
-        };
-      });
+      await this.updateEntry(sessionId, (current) => ({
+        ...current,
+        status: options.status,
+        updated_at: updatedAt,
+        ...(preview ? { preview } : {}),
+      }));
       return sha;
     } finally {
       releaseTurnLease(paths, turnId);
     }
   }
 
-  /** Sets the registry status of a session. */
+  /** Sets the registry status of a session (SessionNotFoundError once it is deleted). */
   async setStatus(sessionId: string, status: SessionStatus): Promise<void> {
-    await this.registry.update((entries) => {
-      const current = entries[sessionId] ?? registryEntryFromMeta(this.readMetaSync(sessionId));
-      entries[sessionId] = { ...current, status };
-    });
+    await this.updateEntry(sessionId, (current) => ({ ...current, status }));
   }
 
   /**
-   * A session whose status says a turn is running, but whose turn processes
-   * are all gone, was left by a crash: its unfinished nodes become
-   * "interrupted" and its status "idle". Resolves to true when it recovered one.
+   * Recovers the session if its recorded status says a turn holds it but no
+   * live process holds a turn lease: it was left by a crash. Runs when a
+   * session is opened for a turn (once per session per instance, and again
+   * when a lease is seen to have expired); reads never run it (they report
+   * the status as recorded, and `sessions doctor` reports and fixes it).
+   * Resolves to true when it recovered the session.
    */
   async recoverIfAbandoned(sessionId: string): Promise<boolean> {
+    const paths = this.paths(sessionId);
+    this.noteRecoveryChecked(sessionId);
+    if (!existsSync(paths.meta) || liveTurnLeases(paths).length > 0) return false;
     const entry = (await this.registry.read())[sessionId];
-    return entry ? this.recoverEntry(entry) : false;
+    if (!entry || !TURN_STATUSES.has(entry.status)) return false;
+    try {
+      return await this.withSessionLock(sessionId, async () => {
+        // Checked again under the lock a turn takes its lease under: a turn that began meanwhile is left alone.
+        if (liveTurnLeases(paths).length > 0) return false;
+        await this.recoverAbandonedTurn(sessionId);
+        return true;
+      });
+    } catch (error) {
+      // A read-only store still reads; recovery waits for a writable one.
+      if (error instanceof StoreWriteError) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * The recovery policy for a turn whose process is gone, in one place: its
+   * unfinished nodes are recorded "interrupted" and a session left "running"
+   * or "needs_input" becomes "idle". Call under the session lock, with no
+   * live turn lease.
+   */
+  private async recoverAbandonedTurn(sessionId: string): Promise<void> {
+    await this.interruptUnfinishedLocked(sessionId);
+    await this.updateEntry(sessionId, (current) =>
+      TURN_STATUSES.has(current.status) ? { ...current, status: "idle" } : current,
+    );
   }
 
   /** Drops this instance's cached view of a session (after repairs made behind its back). */
@@ -513,7 +584,14 @@ export class SessionDB {
     // Every node and meta write runs here: nothing is written through a link (see safe-paths.ts).
     assertSafeToWrite(paths);
     this.ensureStateDir(paths);
-    return withLeasedLock(paths.lock, section, SESSION_LOCK);
+    try {
+      return await withLeasedLock(paths.lock, section, SESSION_LOCK);
+    } catch (error) {
+      // The lock file could not be created because the session was deleted while this caller waited.
+      if (error instanceof StoreWriteError && error.path === paths.lock && !existsSync(paths.dir))
+        throw new SessionNotFoundError(sessionId);
+      throw error;
+    }
   }
 
   /** Reads and changes the registry under its lock (for repairs). */
@@ -525,53 +603,43 @@ export class SessionDB {
 
   // ---- internals --------------------------------------------------------
 
-  /** Registry entries, with crash leftovers recovered first. */
-  private async registryEntries(): Promise<Record<string, SessionRecord>> {
-    let entries = await this.registry.read();
-    let recovered = false;
-    for (const entry of Object.values(entries)) {
-      if (entry.status === "running" || entry.status === "needs_input")
-        recovered = (await this.recoverEntry(entry)) || recovered;
-    }
-    if (recovered) entries = await this.registry.read();
-    return entries;
+  /**
+   * Changes one session's registry entry under the registry lock. A session
+   * with no meta.json (deleted meanwhile) is SessionNotFoundError: a late
+   * status write never re-creates the entry of a deleted session.
+   */
+  private async updateEntry(
+    sessionId: string,
+    change: (current: SessionRecord) => SessionRecord,
+  ): Promise<SessionRecord> {
+    const paths = this.paths(sessionId);
+    let updated: SessionRecord | undefined;
+    await this.registry.update((entries) => {
+      if (!existsSync(paths.meta)) throw new SessionNotFoundError(sessionId);
+      updated = change(entries[sessionId] ?? registryEntryFromMeta(this.readMetaSync(sessionId)));
+      entries[sessionId] = updated;
+    });
+    return updated as SessionRecord;
   }
 
-  private async recoverEntry(entry: SessionRecord): Promise<boolean> {
-    if (entry.status !== "running" && entry.status !== "needs_input") return false;
-    let paths: SessionPaths;
-    try {
-      paths = this.paths(entry.id);
-    } catch {
-      return false;
-    }
-    if (!existsSync(paths.meta) || liveTurnLeases(paths).length > 0) return false;
-    try {
-      await this.interruptUnfinished(entry.id);
-      await this.registry.update((entries) => {
-        const current = entries[entry.id];
-        if (current && (current.status === "running" || current.status === "needs_input")) {
-          entries[entry.id] = { ...current, status: "idle" };
-        }
-      });
-      return true;
-    } catch (error) {
-      // A read-only store still reads; recovery waits for a writable one.
-      if (error instanceof StoreWriteError) return false;
-      throw error;
-    }
+  private noteRecoveryChecked(sessionId: string): void {
+    if (this.recoveryChecked.size >= MAX_RECOVERY_CHECKED) this.recoveryChecked.clear();
+    this.recoveryChecked.add(sessionId);
   }
 
   private async interruptUnfinished(sessionId: string): Promise<void> {
+    await this.withSessionLock(sessionId, () => this.interruptUnfinishedLocked(sessionId));
+  }
+
+  /** Records every node still running or waiting as interrupted; call under the session lock. */
+  private async interruptUnfinishedLocked(sessionId: string): Promise<void> {
     const paths = this.paths(sessionId);
-    await this.withSessionLock(sessionId, async () => {
-      const unfinished = orderedNodes(this.history.refresh(paths)).filter(isUnfinished);
-      for (const node of unfinished) {
-        await this.history.update(paths, sessionId, node.id, {
-          metadata: { status: "interrupted", interrupted_at: nowSeconds() },
-        });
-      }
-    });
+    const unfinished = orderedNodes(this.history.refresh(paths)).filter(isUnfinished);
+    for (const node of unfinished) {
+      await this.history.update(paths, sessionId, node.id, {
+        metadata: { status: "interrupted", interrupted_at: nowSeconds() },
+      });
+    }
   }
 
   private previewOf(sessionId: string): string | undefined {
@@ -592,13 +660,19 @@ export class SessionDB {
     await writeFileAtomic(this.paths(sessionId).meta, dumpsPython(meta));
   }
 
-  /** `.state/` is ours; sessions written by the Python store do not have it yet. */
+  /**
+   * `.state/` is ours; sessions written by the Python store do not have it
+   * yet. Never recursive: a session deleted meanwhile is not brought back as
+   * an empty directory.
+   */
   private ensureStateDir(paths: SessionPaths): void {
     if (this.preparedState.has(paths.state)) return;
     try {
-      mkdirSync(paths.state, { recursive: true, mode: DIR_MODE });
+      mkdirSync(paths.state, { mode: DIR_MODE });
     } catch (error) {
-      throw new StoreWriteError(paths.state, error);
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") throw new SessionNotFoundError(basename(paths.dir));
+      if (code !== "EEXIST") throw new StoreWriteError(paths.state, error);
     }
     this.preparedState.add(paths.state);
   }

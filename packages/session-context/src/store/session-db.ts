@@ -5,6 +5,7 @@ import {
   CorruptMetaError,
   InvalidInputError,
   NotASessionError,
+  OpenProgramError,
   SessionBusyError,
   SessionExistsError,
   SessionNotFoundError,
@@ -254,21 +255,23 @@ export class SessionDB {
       rmSync(building, { recursive: true, force: true });
       throw error instanceof StoreWriteError ? error : new StoreWriteError(building, error);
     }
-    // Checked once more just before the rename: rename(2) would replace an empty directory that appeared meanwhile.
-    if (this.pathTaken(paths, building)) {
-      rmSync(building, { recursive: true, force: true });
-      return null;
-    }
+    let renamed = false;
     try {
+      // Checked once more just before the rename: rename(2) would replace an empty directory that appeared meanwhile.
+      if (this.pathTaken(paths)) return null;
       await rename(building, paths.dir);
+      renamed = true;
     } catch (error) {
-      rmSync(building, { recursive: true, force: true });
+      if (error instanceof OpenProgramError) throw error;
       const code = (error as NodeJS.ErrnoException).code;
       if (code !== "ENOTEMPTY" && code !== "EEXIST" && code !== "ENOTDIR" && code !== "EISDIR") {
         throw new StoreWriteError(paths.dir, error);
       }
+      // Something appeared at the name between the check and the rename: another creator's session, or not ours.
       if (this.pathTaken(paths)) return null;
       throw refuseExisting(paths);
+    } finally {
+      if (!renamed) rmSync(building, { recursive: true, force: true });
     }
     try {
       // No fsync of the root for the rename: the registry write below fsyncs the root, which makes both durable.
@@ -285,14 +288,13 @@ export class SessionDB {
 
   /**
    * True when a session already exists at the path (another caller created
-   * it); throws when something else is there; false when the name is free.
-   * `cleanup` is removed before throwing (the hidden folder this call built).
+   * it); false when the name is free; NotASessionError (or
+   * UnsafeSessionPathError for a link) when something else is there.
    */
-  private pathTaken(paths: SessionPaths, cleanup?: string): boolean {
-    const stat = lstatSync(paths.dir, { throwIfNoEntry: false });
+  private pathTaken(paths: SessionPaths): boolean {
+    const stat = lstatOrNull(paths.dir);
     if (!stat) return false;
     if (stat.isDirectory() && existsSync(paths.meta)) return true;
-    if (cleanup) rmSync(cleanup, { recursive: true, force: true });
     throw refuseExisting(paths);
   }
 

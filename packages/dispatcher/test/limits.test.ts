@@ -17,9 +17,11 @@ async function eventually(check: () => boolean, what: string): Promise<void> {
 const hold = agenticFunction(
   { name: "hold", doc: "Waits until cancelled." },
   (_input: Record<string, never>, { signal }) =>
-    new Promise<never>((_resolve, reject) =>
-      signal.addEventListener("abort", () => reject(new CancelledError(signal.reason)), { once: true }),
-    ),
+    new Promise<never>((_resolve, reject) => {
+      // A stop can land while the call's node is being written, before this body runs.
+      if (signal.aborted) reject(new CancelledError(signal.reason));
+      else signal.addEventListener("abort", () => reject(new CancelledError(signal.reason)), { once: true });
+    }),
 );
 
 describe("limits that keep one client from hurting the server", () => {

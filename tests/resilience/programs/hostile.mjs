@@ -19,9 +19,11 @@ export const big = agenticFunction({ name: "big", doc: "Return `size` characters
 export const hold = agenticFunction(
   { name: "hold", doc: "Wait until the turn is cancelled." },
   (_input, { signal }) =>
-    new Promise((_resolve, reject) =>
-      signal.addEventListener("abort", () => reject(new CancelledError(signal.reason)), { once: true }),
-    ),
+    new Promise((_resolve, reject) => {
+      // A stop can land before the body runs (right after the session frame): the signal is then already aborted.
+      if (signal.aborted) reject(new CancelledError(signal.reason));
+      else signal.addEventListener("abort", () => reject(new CancelledError(signal.reason)), { once: true });
+    }),
 );
 
 const note = agenticFunction({ name: "note", doc: "Record a note." }, async ({ text }) => text);

@@ -192,14 +192,15 @@ describe("delete_session racing a turn", () => {
       const sessionId = String(made.session_id);
       const run = { type: "run", program: "quick", session_id: sessionId, client_msg_id: `race-${round}` };
       const remove = { type: "delete_session", session_id: sessionId, client_msg_id: `delete-${round}` };
-      // Both in flight at once, in either order.
-      if (round % 2 === 0) {
-        runner.send(run);
-        deleter.send(remove);
-      } else {
-        deleter.send(remove);
-        runner.send(run);
-      }
+      // Both in flight at once, in either order, the second 0-4 ms after the first (while the turn starts, runs
+      // or commits).
+      const [firstSend, secondSend] =
+        round % 2 === 0
+          ? [() => runner.send(run), () => deleter.send(remove)]
+          : [() => deleter.send(remove), () => runner.send(run)];
+      firstSend();
+      if (round % 5 > 0) await new Promise((resolve) => setTimeout(resolve, round % 5));
+      secondSend();
       const runAnswer = await runner.waitFor(
         (frame) =>
           (frame.type === "error" && frame.ref === `race-${round}`) ||

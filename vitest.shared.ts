@@ -5,7 +5,6 @@ import { fileURLToPath } from "node:url";
 import type { ViteUserConfig } from "vitest/config";
 
 const root = fileURLToPath(new URL(".", import.meta.url));
-const packageSource = (name: string, entry = "index.ts"): string => resolve(root, "packages", name, "src", entry);
 
 /** Options of a package's test config. */
 export interface SharedTestOptions {
@@ -21,8 +20,8 @@ export function sharedTestConfig(packageDir: string, options: SharedTestOptions 
     resolve: {
       alias: [
         {
-          find: "@openprogram/session-context/testing",
-          replacement: packageSource("session-context", "testing/index.ts"),
+          find: /^@openprogram\/(session-context|dispatcher|cli)\/testing$/,
+          replacement: resolve(root, "packages/$1/src/testing/index.ts"),
         },
         {
           find: /^@openprogram\/(session-context|dispatcher|process-runner|research|cli)$/,

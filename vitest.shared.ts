@@ -1,28 +1,45 @@
 // Shared vitest settings: every package's tests import workspace packages from
 // their sources, so `pnpm test` never runs against a stale build of a sibling.
+//
+// Tests come in two sets, chosen by vitest's `--mode`:
+//   light  (`pnpm test`, the `test` script): everything but the heavy files; turbo runs
+//          every package's light set at once.
+//   heavy  (`pnpm test:heavy`): files that load the whole machine (many processes, kill -9
+//          loops, hundreds of commits, a browser, npm installs). `npm test` runs them after the
+//          light set, one package at a time and one file at a time, so no two ever overlap.
+//   any other mode (a bare `vitest run <file>`, an editor): every file.
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { ViteUserConfig } from "vitest/config";
+import { configDefaults, type ViteUserConfig } from "vitest/config";
 
 const root = fileURLToPath(new URL(".", import.meta.url));
-const packageSource = (name: string, entry = "index.ts"): string => resolve(root, "packages", name, "src", entry);
+const TEST_FILES = ["src/**/*.test.ts", "test/**/*.test.ts"];
 
 /** Options of a package's test config. */
 export interface SharedTestOptions {
   /** The tests run built output (a binary, a child entry): build stale dist/ first. */
   needsBuild?: boolean;
+  /** Globs (relative to the package) of the heavy test files; see the top of this file. */
+  heavy?: readonly string[];
+  /** vitest's `--mode`: "light", "heavy", or anything else for every file. */
+  mode?: string;
 }
 
+/** A package's vitest config: workspace aliases, the light or heavy set, the JSON report for the summary. */
 export function sharedTestConfig(packageDir: string, options: SharedTestOptions = {}): ViteUserConfig {
+  const heavy = [...(options.heavy ?? [])];
+  const set = options.mode === "light" || options.mode === "heavy" ? options.mode : "all";
   const reportDir = process.env.OPENPROGRAM_TEST_REPORT_DIR;
   const reporters: Array<string | [string, Record<string, unknown>]> = ["default"];
-  if (reportDir) reporters.push(["json", { outputFile: join(reportDir, `${basename(packageDir)}.json`) }]);
+  // One report per package and set; scripts/test-summary.mjs sums them and prints each one's wall time.
+  const reportName = `${basename(packageDir)}${set === "heavy" ? ".heavy" : ""}.json`;
+  if (reportDir) reporters.push(["json", { outputFile: join(reportDir, reportName) }]);
   return {
     resolve: {
       alias: [
         {
-          find: "@openprogram/session-context/testing",
-          replacement: packageSource("session-context", "testing/index.ts"),
+          find: /^@openprogram\/(session-context|dispatcher|cli)\/testing$/,
+          replacement: resolve(root, "packages/$1/src/testing/index.ts"),
         },
         {
           find: /^@openprogram\/(session-context|dispatcher|process-runner|research|cli)$/,
@@ -32,7 +49,10 @@ export function sharedTestConfig(packageDir: string, options: SharedTestOptions 
     },
     test: {
       root: packageDir,
-      include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+      include: set === "heavy" ? heavy : TEST_FILES,
+      exclude: set === "light" ? [...configDefaults.exclude, ...heavy] : configDefaults.exclude,
+      // Heavy files one after another: each is sized for a machine that runs nothing else of ours.
+      fileParallelism: set !== "heavy",
       pool: "forks",
       testTimeout: 60_000,
       hookTimeout: 60_000,

@@ -1,16 +1,18 @@
 #!/usr/bin/env node
 // The two newcomer commands, runnable on a machine with only Node 20 and git:
 //   npm run demo [-- "<task>"]   a research session end to end
-//   npm test                     build, typecheck, lint and every test
+//   npm test                     build, typecheck, lint and every test; ends with the
+//                                wall time of each package's tests and "N passed, N failed"
 // Installs what they need first: pnpm (pinned, into .tools/, no global
 // install), the workspace's dependencies, and, for the browser test, Debian's
 // Chromium when running as root on Debian. Plain Node only: nothing else is
 // installed when this starts.
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { summarizeReports } from "./test-summary.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PNPM_VERSION = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).packageManager.split("@")[1];
@@ -81,8 +83,15 @@ function test() {
   ensurePnpm();
   ensureDependencies();
   ensureChromium();
+  // Every package's vitest writes a JSON report here; the summary at the end sums them.
+  const reportDir = process.env.OPENPROGRAM_TEST_REPORT_DIR ?? join(root, "test-results");
+  if (!process.env.OPENPROGRAM_TEST_REPORT_DIR) rmSync(reportDir, { recursive: true, force: true });
+  mkdirSync(reportDir, { recursive: true });
+  env.OPENPROGRAM_TEST_REPORT_DIR = reportDir;
   // CI order: build, typecheck, lint, test (turbo orders build first through dependsOn).
-  return run("pnpm", [
+  // The light tests of every package run at once.
+  let started = Date.now();
+  const light = run("pnpm", [
     "exec",
     "turbo",
     "run",
@@ -95,6 +104,25 @@ function test() {
     "--continue",
     "--output-logs=new-only",
   ]);
+  const lightSeconds = (Date.now() - started) / 1000;
+  // The heavy tests (kill loops, hundreds of commits, a browser, npm installs) after them, one
+  // package at a time: each is sized for a machine where none of the others runs beside it.
+  started = Date.now();
+  const heavy = run("pnpm", [
+    "exec",
+    "turbo",
+    "run",
+    "test:heavy",
+    "--concurrency=1",
+    "--continue",
+    "--output-logs=new-only",
+  ]);
+  say(
+    `build, typecheck, lint and light tests took ${lightSeconds.toFixed(0)} s; heavy tests ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  );
+  const summary = summarizeReports(reportDir, light || heavy);
+  process.stdout.write(`${summary.lines.join("\n")}\n`);
+  return summary.failed === 0 ? 0 : 1;
 }
 
 function demo(args) {

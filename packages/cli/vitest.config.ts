@@ -2,4 +2,4 @@ import { defineConfig } from "vitest/config";
 import { sharedTestConfig } from "../../vitest.shared.js";
 
 // The tests run the built binary (dist/bin.js) in child processes, as a user would.
-export default defineConfig(sharedTestConfig(import.meta.dirname, { needsBuild: true }));
+export default defineConfig(({ mode }) => sharedTestConfig(import.meta.dirname, { needsBuild: true, mode }));

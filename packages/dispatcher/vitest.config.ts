@@ -2,4 +2,11 @@ import { defineConfig } from "vitest/config";
 import { sharedTestConfig } from "../../vitest.shared.js";
 
 // The SIGTERM test runs serve() from dist/ in a child process.
-export default defineConfig(sharedTestConfig(import.meta.dirname, { needsBuild: true }));
+// Heavy (run alone by test:heavy): the browser, 50 clients at once, 16 concurrent turns.
+export default defineConfig(({ mode }) =>
+  sharedTestConfig(import.meta.dirname, {
+    needsBuild: true,
+    heavy: ["test/web-page.browser.test.ts", "test/isolation.test.ts", "test/limits.test.ts"],
+    mode,
+  }),
+);

@@ -24,7 +24,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server.close();
-  home.cleanup();
+  await home.cleanup();
 });
 
 const chatEnv = (): Record<string, string> =>

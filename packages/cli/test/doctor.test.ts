@@ -1,15 +1,14 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createCliHome, extractPythonFixtures, program, runCli, sessionIdFrom, type CliHome } from "./helpers/cli.js";
+import { createCliHome, program, PYTHON_SESSIONS_FIXTURE, runCli, sessionIdFrom, type CliHome } from "./helpers/cli.js";
 
 let home: CliHome | undefined;
 afterEach(() => home?.cleanup());
 
 describe("openprogram sessions doctor", () => {
   it("runs clean on the Python fixtures", async () => {
-    home = createCliHome();
-    extractPythonFixtures(home.home);
+    home = createCliHome({ from: PYTHON_SESSIONS_FIXTURE });
     const result = await runCli(["sessions", "doctor"], { env: home.env() });
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("");

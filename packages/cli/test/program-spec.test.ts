@@ -1,11 +1,12 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { removeTree } from "@openprogram/session-context/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseProgramSpec } from "../src/program-spec.js";
 
 const dir = mkdtempSync(join(tmpdir(), "openprogram-spec-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => removeTree(dir));
 mkdirSync(join(dir, "odd#dir"));
 mkdirSync(join(dir, "folder.js"));
 for (const file of ["a.mjs", "b.ts", "odd#dir/c.js", "d.txt"]) writeFileSync(join(dir, file), "");

@@ -1,5 +1,6 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { removeTree } from "@openprogram/session-context/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI_DIR, createCliHome, program, runCli, sessionIdFrom, type CliHome } from "./helpers/cli.js";
 
@@ -170,7 +171,7 @@ describe("openprogram run: bad input exits 2 with a message naming it, and creat
       expect(renamed.code).toBe(0);
       expect(renamed.stdout).toBe("hi\n");
     } finally {
-      rmSync(scope, { recursive: true, force: true });
+      removeTree(scope);
     }
   });
 

@@ -1,9 +1,9 @@
-import { execFile } from "node:child_process";
 import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
+import type { ServerFrame } from "@openprogram/dispatcher";
+import { TestClient } from "@openprogram/dispatcher/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { fileURLToPath } from "node:url";
 import {
   collect,
   createCliHome,
@@ -11,11 +11,10 @@ import {
   readRequestLog,
   runCli,
   spawnCli,
+  stopCliProcesses,
   waitFor,
   type CliHome,
 } from "./helpers/cli.js";
-
-const WS_CLIENT = fileURLToPath(new URL("./helpers/ws-client.mjs", import.meta.url));
 
 /** Any frame or log line, read field by field. */
 type Json = Record<string, unknown> & { type?: string; event?: string };
@@ -26,10 +25,7 @@ beforeAll(() => {
 });
 afterAll(() => home.cleanup());
 
-const running: Array<ReturnType<typeof spawnCli>> = [];
-afterEach(() => {
-  for (const child of running.splice(0)) if (child.exitCode === null) child.kill("SIGKILL");
-});
+afterEach(stopCliProcesses);
 
 /** The `page` line `serve` prints right after `start` when it generated (or reused) the token; waits for it. */
 async function pageLine(lines: () => Json[]): Promise<Json & { token: string }> {
@@ -49,7 +45,6 @@ async function startServe(
   env: Record<string, string>,
 ): Promise<{ child: ReturnType<typeof spawnCli>; run: ReturnType<typeof collect>; start: Json; lines: () => Json[] }> {
   const child = spawnCli(["serve", "--port", "0", ...args], { env });
-  running.push(child);
   const run = collect(child);
   const lines = (): Json[] =>
     run
@@ -90,23 +85,21 @@ function upgradeStatus(url: string): Promise<number> {
   });
 }
 
-function wsSession(url: string, steps: Array<{ send: Json; until: string[] }>): Promise<Json[]> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      ["--experimental-websocket", "--no-warnings", WS_CLIENT, JSON.stringify({ url, steps, timeoutMs: 60_000 })],
-      (error, stdout, stderr) => {
-        if (error) reject(new Error(`ws client failed: ${error.message}\n${stderr}\n${stdout}`));
-        else
-          resolve(
-            stdout
-              .split("\n")
-              .filter(Boolean)
-              .map((line) => JSON.parse(line) as Json),
-          );
-      },
-    );
-  });
+/** Connects to the dispatcher; for each step sends its frame and waits for a frame of one of `until`; returns every frame received. */
+async function wsSession(
+  url: string,
+  steps: Array<{ send: Json; until: Array<ServerFrame["type"]> }>,
+): Promise<Json[]> {
+  const client = await TestClient.connect(url);
+  try {
+    for (const step of steps) {
+      client.send(step.send);
+      await client.next(step.until);
+    }
+    return client.frames as unknown as Json[];
+  } finally {
+    client.close();
+  }
 }
 
 describe("openprogram serve", () => {

@@ -1,15 +1,14 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCliHome, extractPythonFixtures, program, runCli, sessionIdFrom, type CliHome } from "./helpers/cli.js";
+import { createCliHome, program, PYTHON_SESSIONS_FIXTURE, runCli, sessionIdFrom, type CliHome } from "./helpers/cli.js";
 import { runCliInPty } from "./helpers/pty.js";
 
 let home: CliHome;
 let askSession: string;
 beforeAll(async () => {
-  home = createCliHome();
   // The Python OpenProgram fixtures (chat_shared, research_shared), plus one session written by this CLI.
-  extractPythonFixtures(home.home);
+  home = createCliHome({ from: PYTHON_SESSIONS_FIXTURE });
   const answers = home.file("answers.txt", "1\n");
   const run = await runCli(["run", program("ask-choice.mjs"), "--answers", answers], { env: home.env() });
   expect(run.code).toBe(0);
@@ -227,7 +226,7 @@ describe("openprogram sessions in an empty home", () => {
       const json = await runCli(["sessions", "list", "--json"], { env: empty.env() });
       expect(JSON.parse(json.stdout)).toEqual([]);
     } finally {
-      empty.cleanup();
+      await empty.cleanup();
     }
   });
 });

@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { agenticFunction, InvalidInputError } from "@openprogram/session-context";
-import { createTempStore, type TempStore } from "@openprogram/session-context/testing";
+import { createTempStore, removeTree, type TempStore } from "@openprogram/session-context/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createDispatcher, ListenError, WebAssetsMissingError, type ServedProgram } from "../src/index.js";
 import { loadWebAssets } from "../src/static-files.js";
@@ -74,7 +74,7 @@ describe("the web page's files", () => {
     expect(() => loadWebAssets("/nonexistent/web")).toThrow(WebAssetsMissingError);
     expect(() => loadWebAssets("/nonexistent/web")).toThrow(/reinstall @openprogram\/dispatcher/);
     const empty = mkdtempSync(join(tmpdir(), "openprogram-web-"));
-    onCleanup(() => rmSync(empty, { recursive: true, force: true }));
+    onCleanup(() => removeTree(empty));
     writeFileSync(join(empty, "notes.txt"), "not served");
     expect(() => loadWebAssets(empty)).toThrow(/index.html is missing/);
   });

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { scriptedRuntime } from "@openprogram/session-context/testing";
+import { removeTree, scriptedRuntime } from "@openprogram/session-context/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { createDispatcher, type Dispatcher, type ReadinessReport } from "../src/index.js";
 import { closeAll, httpGet, onCleanup, startDispatcher } from "./helpers.js";
@@ -21,7 +21,7 @@ async function dispatcherOn(
 
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "openprogram-readyz-"));
-  onCleanup(() => rmSync(dir, { recursive: true, force: true }));
+  onCleanup(() => removeTree(dir));
   return dir;
 }
 

@@ -1,18 +1,10 @@
 import { agenticFunction, CancelledError } from "@openprogram/session-context";
+import { waitFor } from "@openprogram/session-context/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { MAX_TURNS_PER_CONNECTION, MAX_UNSENT_BYTES } from "../src/index.js";
 import { asFrame, closeAll, startDispatcher } from "./helpers.js";
 
 afterEach(closeAll);
-
-/** Polls `check` until it holds (generous timeout; never a timing assertion). */
-async function eventually(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 const hold = agenticFunction(
   { name: "hold", doc: "Waits until cancelled." },
@@ -53,7 +45,7 @@ describe("limits that keep one client from hurting the server", () => {
     stalled.socket.pause();
     const requests = Math.ceil((4 * MAX_UNSENT_BYTES) / (256 * 1024));
     for (let index = 0; index < requests; index++) stalled.send({ type: "list_programs" });
-    await eventually(
+    await waitFor(
       () => served.logs.some((entry) => entry.event === "client_too_slow"),
       "the stalled client is cut off",
     );

@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openStore } from "@openprogram/session-context";
+import { removeTree } from "@openprogram/session-context/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { asError, closeAll, onCleanup, TestClient } from "./helpers.js";
 
@@ -54,7 +55,7 @@ async function serveChild(graceMs: number): Promise<ServedChild & { wsUrl: strin
   onCleanup(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     await exited;
-    rmSync(home, { recursive: true, force: true });
+    removeTree(home);
   });
   const event = async (name: string): Promise<Record<string, unknown>> => {
     const deadline = Date.now() + 60_000;

@@ -11,6 +11,8 @@ export function programPath(name: string): string {
   return fileURLToPath(new URL(`./programs/${name}`, import.meta.url));
 }
 
+export { waitFor } from "@openprogram/session-context/testing";
+
 /** A fresh temp store for each test of the calling suite, removed after it. */
 export function useTempStore(): TempStore {
   let store: TempStore | null = null;
@@ -121,15 +123,6 @@ export function groupExists(pgid: number): boolean {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ESRCH") return false;
     throw error;
-  }
-}
-
-/** Polls `check` until it returns true; throws after `timeoutMs` (generous: the machine is shared). */
-export async function waitUntil(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { isRunning, liveGroupMembers, programPath, useTempStore, waitUntil } from "./helpers.js";
+import { isRunning, liveGroupMembers, programPath, useTempStore, waitFor } from "./helpers.js";
 
 describe("no orphans when the parent itself dies", () => {
   const store = useTempStore();
@@ -36,7 +36,7 @@ describe("no orphans when the parent itself dies", () => {
 
     parent.kill("SIGKILL");
     await parentGone;
-    await waitUntil(() => liveGroupMembers(pids.child).length === 0, "the orphaned group to take itself down");
+    await waitFor(() => liveGroupMembers(pids.child).length === 0, "the orphaned group to take itself down");
     expect(isRunning(pids.child)).toBe(false);
     expect(isRunning(pids.grandchild)).toBe(false);
 

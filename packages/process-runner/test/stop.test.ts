@@ -10,7 +10,7 @@ import {
   programPath,
   scriptedEnv,
   useTempStore,
-  waitUntil,
+  waitFor,
 } from "./helpers.js";
 
 const SLOW = programPath("slow.ts");
@@ -71,7 +71,7 @@ describe("stop: graceful first, then SIGKILL of the whole process group", () => 
         const aliveBefore = { child: isRunning(pid), grandchild: isRunning(grandchild), group: liveGroupMembers(pid) };
         await run.stop("kill it");
         // stop() resolves once the child is gone; SIGKILL'd members may take a moment to be reaped by init.
-        await waitUntil(() => liveGroupMembers(pid).length === 0, "the process group to be empty");
+        await waitFor(() => liveGroupMembers(pid).length === 0, "the process group to be empty");
         return {
           sessionId: session.sessionId,
           pid,
@@ -90,7 +90,7 @@ describe("stop: graceful first, then SIGKILL of the whole process group", () => 
     expect(isRunning(outcome.pid)).toBe(false);
     expect(isRunning(outcome.grandchild)).toBe(false);
     // Dead members linger as zombies until init reaps them; then the group no longer exists at all.
-    await waitUntil(() => !groupExists(outcome.pid), "init to reap the killed group");
+    await waitFor(() => !groupExists(outcome.pid), "init to reap the killed group");
     expect(outcome.error).toMatchObject({ name: "CancelledError", code: "cancelled", message: "Cancelled: kill it" });
 
     const nodes = await store.db.loadNodes(outcome.sessionId);
@@ -180,7 +180,7 @@ describe("stop: graceful first, then SIGKILL of the whole process group", () => 
       },
     );
     expect(error).toBeInstanceOf(ChildTimeoutError);
-    await waitUntil(() => liveGroupMembers(pid).length === 0, "the process group to be empty");
+    await waitFor(() => liveGroupMembers(pid).length === 0, "the process group to be empty");
     expect(isRunning(grandchild)).toBe(false);
     expect((await store.db.loadNodes(sessionId)).find((node) => node.name === "stubborn")?.metadata.status).toBe(
       "killed",

@@ -1,6 +1,7 @@
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { removeTree } from "@openprogram/session-context/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ArtifactWriteError, ArtifactWriter } from "../src/index.js";
 
@@ -9,7 +10,7 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "openprogram-artifacts-"));
 });
 afterEach(() => {
-  rmSync(dir, { recursive: true, force: true });
+  removeTree(dir);
 });
 
 const read = (...parts: string[]): string => readFileSync(join(dir, ...parts), "utf8");

@@ -1,11 +1,11 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { createRuntime, ScriptedProvider } from "@openprogram/session-context";
-import { createTempStore, type TempStore } from "@openprogram/session-context/testing";
+import { createTempStore, removeTree, type TempStore } from "@openprogram/session-context/testing";
 import { DEFAULT_SECTIONS, runResearch, type RunResearchResult } from "../src/index.js";
 
 const DEMO_REPLIES = fileURLToPath(new URL("../demo/replies.json", import.meta.url));
@@ -19,7 +19,7 @@ afterEach(() => {
 
 function tempDir(): string {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), "openprogram-research-demo-")));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  cleanups.push(() => removeTree(dir));
   return dir;
 }
 

@@ -1,12 +1,13 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createRuntime, ProviderConfigError, resolveRuntimeConfig, ScriptedProvider } from "../src/index.js";
+import { removeTree } from "../src/testing/index.js";
 
 let home = "";
 afterEach(() => {
-  if (home) rmSync(home, { recursive: true, force: true });
+  if (home) removeTree(home);
   home = "";
 });
 

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 // vi.mock below is hoisted above these imports, so the core sees the fault-injecting node:fs.
 import { agenticFunction, doctorSessions, SessionDB, sessionContext, StoreWriteError } from "../src/index.js";
-import { scriptedRuntime } from "../src/testing/index.js";
+import { removeTree, scriptedRuntime } from "../src/testing/index.js";
 
 const faults = vi.hoisted(() => ({ errno: null as string | null }));
 vi.mock("node:fs", async () => {
@@ -52,7 +52,7 @@ function tryMount(size: string): string | null {
   // OPENPROGRAM_TEST_NO_MOUNT=1 exercises the fault-injecting path on a machine that could mount.
   if (process.env.OPENPROGRAM_TEST_NO_MOUNT) return null;
   const dir = mkdtempSync(join(tmpdir(), "openprogram-disk-"));
-  cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+  cleanup.push(() => removeTree(dir));
   try {
     execFileSync("mount", ["-t", "tmpfs", "-o", `size=${size}`, "tmpfs", dir], { stdio: "ignore" });
   } catch {
@@ -94,7 +94,7 @@ describe("disk trouble", () => {
   it("a full disk fails the turn with a clear error and damages nothing already written", async () => {
     const mounted = tryMount("3m");
     const root = join(mounted ?? mkdtempSync(join(tmpdir(), "openprogram-disk-inject-")), "sessions");
-    if (!mounted) cleanup.push(() => rmSync(join(root, ".."), { recursive: true, force: true }));
+    if (!mounted) cleanup.push(() => removeTree(join(root, "..")));
     const db = new SessionDB({ root });
     await firstTurn(db);
     const before = await db.loadNodes("disk");
@@ -136,7 +136,7 @@ describe("disk trouble", () => {
   it("a read-only store root is a clear error to the caller, before anything is written", async () => {
     const mounted = tryMount("4m");
     const root = join(mounted ?? mkdtempSync(join(tmpdir(), "openprogram-ro-inject-")), "sessions");
-    if (!mounted) cleanup.push(() => rmSync(join(root, ".."), { recursive: true, force: true }));
+    if (!mounted) cleanup.push(() => removeTree(join(root, "..")));
     await firstTurn(new SessionDB({ root }));
     if (mounted) execFileSync("mount", ["-o", "remount,ro", mounted]);
     else faults.errno = "EROFS";

@@ -13,8 +13,8 @@ import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { doctorSessions, SessionDB, type DoctorReport } from "../src/index.js";
-import { createTempStore, type TempStore } from "../src/testing/index.js";
-import { extractPythonFixtures, git } from "./helpers.js";
+import { createTempStore, PYTHON_SESSIONS_FIXTURE, type TempStore } from "../src/testing/index.js";
+import { git } from "./helpers.js";
 
 let store: TempStore;
 beforeEach(() => {
@@ -27,7 +27,7 @@ const kinds = (report: DoctorReport): string[] =>
 
 describe("sessions doctor", () => {
   it("runs clean on the Python fixtures", async () => {
-    const fixture = extractPythonFixtures();
+    const fixture = createTempStore("openprogram-fixture-", { from: PYTHON_SESSIONS_FIXTURE });
     try {
       const report = await doctorSessions({ db: new SessionDB({ root: fixture.root }) });
       expect(report.findings).toEqual([]);

@@ -1,18 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-
-/** The Python OpenProgram sessions fixture (two sessions: chat_shared, research_shared). */
-export const PYTHON_FIXTURE = fileURLToPath(new URL("./fixtures/python-openprogram-sessions.tar.gz", import.meta.url));
-
-/** Extracts the Python fixtures into a fresh temp dir; returns the sessions root. */
-export function extractPythonFixtures(): { root: string; cleanup: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), "openprogram-fixture-"));
-  execFileSync("tar", ["xzf", PYTHON_FIXTURE, "-C", dir]);
-  return { root: join(dir, "sessions"), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-}
 
 /** Runs a TypeScript file in a real child Node process (through tsx) and resolves with its output. */
 export function runTsChild(

@@ -1,14 +1,14 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import * as core from "../src/index.js";
-import { createTempStore, scriptedRuntime } from "../src/testing/index.js";
+import { createTempStore, removeTree, scriptedRuntime } from "../src/testing/index.js";
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url));
 // Copies live inside the package so they resolve its dependencies, exactly as a user's own install would.
 const copiesDir = mkdtempSync(join(packageDir, ".copy-test-"));
-afterAll(() => rmSync(copiesDir, { recursive: true, force: true }));
+afterAll(() => removeTree(copiesDir));
 
 function copyCore(name: string, patch?: (contextTypes: string) => string): string {
   const target = join(copiesDir, name);

@@ -11,12 +11,12 @@ import {
 } from "../src/index.js";
 import {
   createTempStore,
+  PYTHON_SESSIONS_FIXTURE,
   scriptedRuntime,
   startFakeOpenAIServer,
   type FakeOpenAIServer,
   type TempStore,
 } from "../src/testing/index.js";
-import { extractPythonFixtures } from "./helpers.js";
 
 const DOC = `Design three experiments that test the idea.
 For each: hypothesis, setup, metric, expected outcome.
@@ -178,7 +178,7 @@ describe("history rendering", () => {
   });
 
   it("continues the Python fixtures: new nodes follow the old ones and the model sees the earlier turn", async () => {
-    const fixture = extractPythonFixtures();
+    const fixture = createTempStore("openprogram-fixture-", { from: PYTHON_SESSIONS_FIXTURE });
     try {
       const db = new SessionDB({ root: fixture.root });
       const { runtime, provider } = scriptedRuntime(["more experiments"]);

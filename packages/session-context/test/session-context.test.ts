@@ -188,60 +188,6 @@ describe("nesting", () => {
   });
 });
 
-describe("isolation", () => {
-  it("keeps 500 concurrent contexts over 50 sessions apart", async () => {
-    const sessions = Array.from({ length: 50 }, (_, index) => `iso_${index}`);
-    const leaf = agenticFunction({ name: "leaf", doc: "Leaf." }, async ({ tag }: { tag: string }, call) => {
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5));
-      await store.db.readMeta(call.sessionId);
-      return {
-        tag,
-        session: currentSession().sessionId,
-        call: currentCallId(),
-        turn: currentTurnId(),
-        runtime: currentRuntime(),
-      };
-    });
-    const root = agenticFunction({ name: "root", doc: "Root." }, async ({ tag }: { tag: string }) => {
-      const myCall = currentCallId();
-      await new Promise((resolve) => setImmediate(resolve));
-      const seen = await leaf({ tag });
-      return { myCall, seen, after: currentCallId() };
-    });
-    const runtimes = sessions.map(() => scriptedRuntime([]).runtime);
-    const runs = Array.from({ length: 500 }, (_, index) => {
-      const sessionId = sessions[index % 50] as string;
-      const runtime = runtimes[index % 50];
-      const tag = `t${index}`;
-      return sessionContext({ db: store.db, sessionId, runtime, turnId: `turn_${index}` }, async () => {
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 5));
-        const out = await root({ tag });
-        return { index, sessionId, runtime, tag, out, turnAfter: currentTurnId() };
-      });
-    });
-    const results = await Promise.all(runs);
-    for (const result of results) {
-      expect(result.out.seen.tag).toBe(result.tag);
-      expect(result.out.seen.session).toBe(result.sessionId);
-      expect(result.out.seen.turn).toBe(`turn_${result.index}`);
-      expect(result.turnAfter).toBe(`turn_${result.index}`);
-      expect(result.out.seen.runtime).toBe(result.runtime);
-      expect(result.out.after).toBe(result.out.myCall);
-    }
-    for (const sessionId of sessions) {
-      const nodes = await store.db.loadNodes(sessionId);
-      expect(nodes.length).toBe(20);
-      const byId = new Map(nodes.map((node) => [node.id, node]));
-      for (const node of nodes.filter((candidate) => candidate.name === "leaf")) {
-        const parent = byId.get(node.caller);
-        expect(parent?.name).toBe("root");
-        expect((node.input as { tag: string }).tag).toBe((parent?.input as { tag: string }).tag);
-      }
-      expect(nodes.map((node) => node.seq)).toEqual(Array.from({ length: 20 }, (_, index) => index));
-    }
-  });
-});
-
 describe("no context", () => {
   it("makes agentic functions and askUser throw SessionContextMissingError naming the fix", async () => {
     const fn = agenticFunction({ name: "lonely", doc: "No context." }, async () => "never");

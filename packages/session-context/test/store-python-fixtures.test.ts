@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SessionDB } from "../src/index.js";
 import { dumpsPython } from "../src/json/python-json.js";
-import { extractPythonFixtures, git } from "./helpers.js";
+import { createTempStore, PYTHON_SESSIONS_FIXTURE } from "../src/testing/index.js";
+import { git } from "./helpers.js";
 
 const NODE_FIELDS = [
   "id",
@@ -25,8 +26,8 @@ describe("the store reads and writes the Python OpenProgram layout", () => {
   afterEach(() => cleanup());
 
   function open(): { db: SessionDB; root: string } {
-    const fixture = extractPythonFixtures();
-    cleanup = fixture.cleanup;
+    const fixture = createTempStore("openprogram-fixture-", { from: PYTHON_SESSIONS_FIXTURE });
+    cleanup = () => fixture.cleanup();
     return { db: new SessionDB({ root: fixture.root }), root: fixture.root };
   }
 

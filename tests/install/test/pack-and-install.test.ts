@@ -3,11 +3,11 @@
 // outside the repository: --version, --help, run of a .mjs program that
 // imports its own install of the core, and serve answering on its port.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { findFreePort } from "@openprogram/session-context/testing";
+import { findFreePort, removeTree, waitFor } from "@openprogram/session-context/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /**
@@ -65,7 +65,7 @@ const env: NodeJS.ProcessEnv = {
   npm_config_audit: "false",
 };
 
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+afterAll(() => removeTree(work));
 
 function tarballOf(name: string): string {
   return join(tarballs, readdirSync(tarballs).find((file) => file.startsWith(`openprogram-${name}-`)) as string);
@@ -170,11 +170,11 @@ export const hello = agenticFunction({ name: "hello", doc: "Greet the person war
     const exited = new Promise<number | null>((resolve) => server.on("exit", (code) => resolve(code)));
     try {
       let health: Response | null = null;
-      for (let attempt = 0; attempt < 100 && !health; attempt++) {
+      await waitFor(async () => {
         health = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null);
-        if (!health) await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      expect(health?.status, output).toBe(200);
+        return health !== null || server.exitCode !== null;
+      }, "the installed openprogram serve to answer /healthz");
+      expect((health as Response | null)?.status, output).toBe(200);
       const page = await fetch(`http://127.0.0.1:${port}/`);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain("<html");

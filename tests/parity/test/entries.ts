@@ -2,12 +2,13 @@
 // input and the user's answers, optionally continuing a session) exactly as a
 // user of that entry would, against a fresh store and a loopback server
 // speaking the OpenAI chat-completions protocol, and reports what happened.
-import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { runCli } from "@openprogram/cli/testing";
 import { createDispatcher, type Dispatcher } from "@openprogram/dispatcher";
+import { TestClient } from "@openprogram/dispatcher/testing";
 import { runInChild } from "@openprogram/process-runner";
 import {
   createRuntime,
@@ -20,11 +21,11 @@ import {
   type SessionNode,
 } from "@openprogram/session-context";
 import {
+  removeTree,
   startFakeOpenAIServer,
   type FakeOpenAIServer,
   type FakeReplyHandler,
 } from "@openprogram/session-context/testing";
-import WebSocket from "ws";
 
 /** The entries the suite compares; "in-process" is the reference. */
 export type EntryName = "in-process" | "cli" | "dispatcher" | "child-process";
@@ -32,7 +33,6 @@ export const ENTRIES: EntryName[] = ["in-process", "cli", "dispatcher", "child-p
 
 export const MODEL = "parity-model";
 export const REFERENCE_PROGRAM = fileURLToPath(new URL("../programs/reference.mjs", import.meta.url));
-const CLI_BIN = fileURLToPath(new URL("../../../packages/cli/dist/bin.js", import.meta.url));
 
 /** One turn: which export of the reference program, with what input and answers. */
 export interface Step {
@@ -98,7 +98,7 @@ export async function createWorkspace(handler: FakeReplyHandler): Promise<Worksp
     },
     cleanup: async () => {
       await server.close();
-      rmSync(home, { recursive: true, force: true });
+      removeTree(home);
     },
   };
 }
@@ -186,29 +186,13 @@ async function runThroughCli(workspace: Workspace, step: Step, sessionId: string
 }
 
 /** Runs the built `openprogram` binary with `--json` output and parses it; a non-zero exit is an error with its output. */
-export async function runCliJson<T>(args: string[], options: { env: NodeJS.ProcessEnv; cwd?: string }): Promise<T> {
-  const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
-    (resolve, reject) => {
-      const child = spawn(process.execPath, [CLI_BIN, ...args], {
-        env: options.env,
-        cwd: options.cwd,
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let out = "";
-      let err = "";
-      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-      child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
-      child.on("error", reject);
-      child.on("close", (exitCode) => resolve({ code: exitCode, stdout: out, stderr: err }));
-    },
-  );
+export async function runCliJson<T>(
+  args: string[],
+  options: { env: Record<string, string>; cwd?: string },
+): Promise<T> {
+  const { code, stdout, stderr } = await runCli(args, options);
   if (code !== 0) throw new Error(`openprogram ${args[0] ?? ""} exited ${code}:\n${stderr}\n${stdout}`);
   return JSON.parse(stdout) as T;
-}
-
-interface Frame {
-  type: string;
-  [field: string]: unknown;
 }
 
 /** What a turn over the WebSocket reported. */
@@ -228,36 +212,27 @@ export async function turnOverWebSocket(
   frame: Record<string, unknown>,
   answers: readonly string[],
 ): Promise<SocketTurn> {
-  const socket = new WebSocket(`${dispatcher.url.replace(/^http/, "ws")}/ws`, { headers: { origin: dispatcher.url } });
+  const client = await TestClient.connect(dispatcher.wsUrl, { headers: { origin: dispatcher.url } });
   try {
-    await new Promise<void>((resolve, reject) => {
-      socket.once("open", () => resolve());
-      socket.once("error", reject);
-    });
     const remaining = [...answers];
-    return await new Promise<SocketTurn>((resolve, reject) => {
-      let announced: { sessionId: string; created: boolean } | null = null;
-      socket.on("message", (data: Buffer) => {
-        const received = JSON.parse(data.toString()) as Frame;
-        if (received.type === "session")
-          announced = { sessionId: received.session_id as string, created: received.created as boolean };
-        else if (received.type === "question") {
-          const value = remaining.shift();
-          socket.send(
-            JSON.stringify(
-              value === undefined
-                ? { type: "decline", question_id: received.question_id }
-                : { type: "answer", question_id: received.question_id, value },
-            ),
-          );
-        } else if (received.type === "turn_done" && announced) resolve({ ...announced, result: received.result });
-        else if (received.type === "turn_failed" || received.type === "error")
-          reject(new Error(`dispatcher: ${JSON.stringify(received)}`));
-      });
-      socket.send(JSON.stringify(frame));
-    });
+    client.send(frame);
+    const announced = await client.next(["session", "turn_failed", "error"]);
+    if (announced.type !== "session") throw new Error(`dispatcher: ${JSON.stringify(announced)}`);
+    for (;;) {
+      const received = await client.next(["question", "turn_done", "turn_failed", "error"]);
+      if (received.type === "question") {
+        const value = remaining.shift();
+        client.send(
+          value === undefined
+            ? { type: "decline", question_id: received.question_id }
+            : { type: "answer", question_id: received.question_id, value },
+        );
+      } else if (received.type === "turn_done")
+        return { sessionId: announced.session_id, created: announced.created, result: received.result };
+      else throw new Error(`dispatcher: ${JSON.stringify(received)}`);
+    }
   } finally {
-    socket.close();
+    client.close();
   }
 }
 

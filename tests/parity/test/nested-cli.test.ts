@@ -2,11 +2,11 @@
 // run` started from inside an agentic function joins the same session and
 // turn, under the calling node, with nothing passed but contextCarrierEnv().
 import { fileURLToPath } from "node:url";
+import { CLI_BIN } from "@openprogram/cli/testing";
 import { sessionContext, traceparentFor } from "@openprogram/session-context";
 import { afterEach, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "./entries.js";
 
-const CLI_BIN = fileURLToPath(new URL("../../../packages/cli/dist/bin.js", import.meta.url));
 const PROGRAM = fileURLToPath(new URL("../programs/nested-cli.mjs", import.meta.url));
 
 let workspace: Workspace | undefined;

@@ -2,37 +2,25 @@
 // whatever the arguments, the CLI exits 0, 1 or 2 (never a crash or a hang),
 // prints a coded error rather than a stack trace, and writes nothing outside
 // OPENPROGRAM_HOME.
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { runCli, stopCliProcesses } from "@openprogram/cli/testing";
+import { removeTree } from "@openprogram/session-context/testing";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 
-const CLI_BIN = fileURLToPath(new URL("../../../packages/cli/dist/bin.js", import.meta.url));
 const work = mkdtempSync(join(tmpdir(), "openprogram-argv-"));
 const home = join(work, "home");
 const cwd = join(work, "cwd");
 mkdirSync(home);
 mkdirSync(cwd);
-afterAll(() => rmSync(work, { recursive: true, force: true }));
-
-function runCli(args: string[]): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    // No provider, no terminal, stdin closed: nothing may wait for a person.
-    const child = spawn(process.execPath, [CLI_BIN, ...args], {
-      cwd,
-      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, OPENPROGRAM_HOME: home },
-      stdio: ["ignore", "ignore", "pipe"],
-      timeout: 20_000,
-    });
-    let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (code, signal) => resolve({ code, signal, stderr }));
-  });
-}
+afterAll(async () => {
+  await stopCliProcesses();
+  removeTree(work);
+});
+// No provider, no terminal, stdin closed: nothing may wait for a person.
+const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, OPENPROGRAM_HOME: home };
 
 const word = fc.oneof(
   fc.constantFrom(
@@ -92,7 +80,7 @@ describe("random command lines", () => {
       fc.asyncProperty(
         fc.array(word, { minLength: 1, maxLength: 5 }).filter((args) => !args.includes("serve")),
         async (args) => {
-          const { code, signal, stderr } = await runCli(args);
+          const { code, signal, stderr } = await runCli(args, { env, cwd, timeoutMs: 20_000 });
           expect(signal, `openprogram ${JSON.stringify(args)} was killed (a hang?)`).toBeNull();
           expect([0, 1, 2], `exit code of openprogram ${JSON.stringify(args)}: ${stderr}`).toContain(code);
           if (code !== 0 && !args.includes("--json"))

@@ -1,23 +1,27 @@
 // Crash safety (issue 8 section 3): kill -9 the dispatcher (`openprogram
 // serve`) while 20 sessions are mid-turn; every session must read back
 // consistent, with nothing stuck, and continue with --session.
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type ChildProcess } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { collect, runCli, spawnCli, stopCliProcesses } from "@openprogram/cli/testing";
+import { TestClient } from "@openprogram/dispatcher/testing";
 import { doctorSessions, SessionDB } from "@openprogram/session-context";
-import { findFreePort } from "@openprogram/session-context/testing";
+import { findFreePort, removeTree, waitFor } from "@openprogram/session-context/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import WebSocket from "ws";
 
-const CLI_BIN = fileURLToPath(new URL("../../../packages/cli/dist/bin.js", import.meta.url));
 const PROGRAM_FILE = fileURLToPath(new URL("../programs/long-turn.mjs", import.meta.url));
 const SESSIONS = 20;
 const ROUNDS = 3;
 
 const home = mkdtempSync(join(tmpdir(), "openprogram-dispatcher-kill-"));
-afterAll(() => rmSync(home, { recursive: true, force: true }));
+afterAll(async () => {
+  // The killed server can leave a git running in a session: reap every process group first.
+  await stopCliProcesses();
+  removeTree(home);
+});
 const root = join(home, "sessions");
 const script = join(home, "replies.json");
 writeFileSync(
@@ -34,39 +38,33 @@ const env = {
 
 async function startServer(): Promise<{ server: ChildProcess; port: number; exited: Promise<unknown> }> {
   const port = await findFreePort();
-  const server = spawn(
-    process.execPath,
-    [CLI_BIN, "serve", "--port", String(port), "--no-token", "--program", `${PROGRAM_FILE}#work`],
-    { env, stdio: "ignore" },
-  );
-  const exited = new Promise((resolve) => server.on("exit", resolve));
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (
-      await fetch(`http://127.0.0.1:${port}/healthz`).then(
+  const server = spawnCli(["serve", "--port", String(port), "--no-token", "--program", `${PROGRAM_FILE}#work`], {
+    env,
+  });
+  server.stdin.end();
+  const exited = collect(server);
+  await waitFor(
+    () =>
+      fetch(`http://127.0.0.1:${port}/healthz`).then(
         (answer) => answer.ok,
         () => false,
-      )
-    )
-      return { server, port, exited };
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error("openprogram serve did not come up");
+      ),
+    "openprogram serve to answer /healthz",
+  );
+  return { server, port, exited };
 }
 
 /** Starts a turn in a new session over its own socket; resolves with the session id once the turn is recording. */
-function startTurn(port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(`ws://127.0.0.1:${port}/ws`, { headers: { origin: `http://127.0.0.1:${port}` } });
-    let sessionId: string | null = null;
-    socket.on("error", () => undefined);
-    socket.on("open", () => socket.send(JSON.stringify({ type: "run", program: "work", input: { steps: 400 } })));
-    socket.on("message", (data: Buffer) => {
-      const frame = JSON.parse(data.toString()) as { type: string; session_id?: string; node?: { name: string } };
-      if (frame.type === "session") sessionId = frame.session_id ?? null;
-      if (frame.type === "node" && frame.node?.name === "step" && sessionId) resolve(sessionId);
-      if (frame.type === "turn_failed" || frame.type === "error") reject(new Error(JSON.stringify(frame)));
-    });
+async function startTurn(port: number): Promise<string> {
+  const client = await TestClient.connect(`ws://127.0.0.1:${port}/ws`, {
+    headers: { origin: `http://127.0.0.1:${port}` },
   });
+  client.send({ type: "run", program: "work", input: { steps: 400 } });
+  const session = await client.next(["session", "turn_failed", "error"]);
+  if (session.type !== "session") throw new Error(JSON.stringify(session));
+  await client.next(["node", "turn_failed", "error"], (frame) => frame.type !== "node" || frame.node.name === "step");
+  // The socket stays open: the server is killed under it.
+  return session.session_id;
 }
 
 describe("kill -9 of the dispatcher during the turns of 20 sessions", () => {
@@ -108,15 +106,11 @@ describe("kill -9 of the dispatcher during the turns of 20 sessions", () => {
     // Every session continues, from the command line this time.
     for (const sessionId of all.slice(0, 5)) {
       const before = (await new SessionDB({ root }).loadNodes(sessionId)).length;
-      const code = await new Promise<number | null>((resolve) => {
-        const child = spawn(
-          process.execPath,
-          [CLI_BIN, "run", `${PROGRAM_FILE}#work`, "--input", '{"steps":2}', "--session", sessionId],
-          { env: { ...env }, stdio: "ignore" },
-        );
-        child.on("exit", resolve);
-      });
-      expect(code).toBe(0);
+      const { code, stderr } = await runCli(
+        ["run", `${PROGRAM_FILE}#work`, "--input", '{"steps":2}', "--session", sessionId],
+        { env },
+      );
+      expect(code, stderr).toBe(0);
       expect((await new SessionDB({ root }).loadNodes(sessionId)).length).toBe(before + 5);
     }
     const report = await doctorSessions({ db: new SessionDB({ root }) });

@@ -1,22 +1,21 @@
 // Bad input, systematically (issue 8 section 4), over WebSocket frames: no
 // frame crashes the server or closes the connection, nothing is written
 // outside the sessions root, and every rejection is an error frame with a code.
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDispatcher, type Dispatcher } from "@openprogram/dispatcher";
+import { TestClient } from "@openprogram/dispatcher/testing";
 import { agenticFunction, isValidSessionId, SessionDB } from "@openprogram/session-context";
-import { scriptedRuntime } from "@openprogram/session-context/testing";
+import { removeTree, scriptedRuntime, waitFor } from "@openprogram/session-context/testing";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import WebSocket from "ws";
+import { WebSocket } from "ws";
 
 const home = mkdtempSync(join(tmpdir(), "openprogram-frames-"));
 const root = join(home, "sessions");
 let dispatcher: Dispatcher;
-let socket: WebSocket;
-const inbox: Array<Record<string, unknown>> = [];
-let waiters: Array<() => void> = [];
+let client: TestClient;
 
 const echo = agenticFunction(
   { name: "echo", doc: "Return the input." },
@@ -30,33 +29,24 @@ beforeAll(async () => {
     port: 0,
     programs: { echo },
   });
-  socket = new WebSocket(`${dispatcher.url.replace(/^http/, "ws")}/ws`, { headers: { origin: dispatcher.url } });
-  await new Promise<void>((resolve, reject) => {
-    socket.once("open", () => resolve());
-    socket.once("error", reject);
-  });
-  socket.on("message", (data: Buffer) => {
-    inbox.push(JSON.parse(data.toString()) as Record<string, unknown>);
-    for (const wake of waiters) wake();
-    waiters = [];
-  });
+  client = await TestClient.connect(dispatcher.wsUrl, { headers: { origin: dispatcher.url } });
 });
 afterAll(async () => {
-  socket.close();
+  client.close();
   await dispatcher.close();
-  rmSync(home, { recursive: true, force: true });
+  removeTree(home);
 });
+
+/** Every frame received, read field by field. */
+const inbox = (): Array<Record<string, unknown>> => client.frames as unknown as Array<Record<string, unknown>>;
 
 /** Waits for a frame matching `match` that arrived after position `from` of the inbox. */
 async function frameAfter(
   from: number,
   match: (frame: Record<string, unknown>) => boolean,
 ): Promise<Record<string, unknown>> {
-  for (;;) {
-    const found = inbox.slice(from).find(match);
-    if (found) return found;
-    await new Promise<void>((resolve) => waiters.push(resolve));
-  }
+  await waitFor(() => inbox().slice(from).some(match), "an answer to list_sessions", 30_000, 2);
+  return inbox().slice(from).find(match) as Record<string, unknown>;
 }
 
 const TYPES = [
@@ -116,12 +106,12 @@ describe("random WebSocket frames", () => {
   it("never crash the server or close the connection; rejections are error frames with a code", async () => {
     await fc.assert(
       fc.asyncProperty(frames, async (text) => {
-        const from = inbox.length;
-        socket.send(text);
+        const from = inbox().length;
+        client.send(text);
         // A list_sessions after every frame proves the connection is still usable.
-        socket.send(JSON.stringify({ type: "list_sessions", limit: 1 }));
+        client.send({ type: "list_sessions", limit: 1 });
         await frameAfter(from, (frame) => frame.type === "sessions");
-        for (const frame of inbox.slice(from)) {
+        for (const frame of inbox().slice(from)) {
           expect(typeof frame.type).toBe("string");
           if (frame.type === "error" || frame.type === "turn_failed") {
             const error = (frame.type === "error" ? frame : frame.error) as { code?: unknown; message?: unknown };
@@ -129,13 +119,13 @@ describe("random WebSocket frames", () => {
             expect(typeof error.message).toBe("string");
           }
         }
-        expect(socket.readyState).toBe(WebSocket.OPEN);
+        expect(client.socket.readyState).toBe(WebSocket.OPEN);
       }),
       { numRuns: 300 },
     );
     // Let any turns the frames started finish, then look at what is on disk.
-    const from = inbox.length;
-    socket.send(JSON.stringify({ type: "list_sessions" }));
+    const from = inbox().length;
+    client.send({ type: "list_sessions" });
     const listed = (await frameAfter(from, (frame) => frame.type === "sessions")).sessions as Array<{ id: string }>;
     const health = await fetch(`${dispatcher.url}/healthz`);
     expect(health.status).toBe(200);

@@ -1,36 +1,35 @@
 // Runs the real built binary (dist/bin.js) in a child process, as a user
 // would: a temp OPENPROGRAM_HOME and a clean environment (no inherited
 // OPENAI_* or OPENPROGRAM_* variables).
-import { execFileSync, spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createTempStore, type TempStore } from "@openprogram/session-context/testing";
+import { createTempStore, type TempStore, type TempStoreOptions } from "@openprogram/session-context/testing";
+import { stopCliProcesses } from "../../src/testing/index.js";
 
-/** The built binary. */
-export const CLI_BIN = fileURLToPath(new URL("../../dist/bin.js", import.meta.url));
+export {
+  CLI_BIN,
+  collect,
+  runCli,
+  spawnCli,
+  stopCliProcesses,
+  type CliResult,
+  type RunCliOptions as RunOptions,
+} from "../../src/testing/index.js";
+export { PYTHON_SESSIONS_FIXTURE, waitFor } from "@openprogram/session-context/testing";
+
 /** The CLI package directory (its package.json holds the version). */
 export const CLI_DIR = fileURLToPath(new URL("../..", import.meta.url));
-/** The Python OpenProgram sessions fixture of the core. */
-export const PYTHON_FIXTURE = fileURLToPath(
-  new URL("../../../session-context/test/fixtures/python-openprogram-sessions.tar.gz", import.meta.url),
-);
 
 /** Absolute path of a test program in test/programs/. */
 export function program(name: string): string {
   return fileURLToPath(new URL(`../programs/${name}`, import.meta.url));
 }
 
-/** What a finished CLI run left behind. */
-export interface CliResult {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** A temp OPENPROGRAM_HOME with its store, and the clean environment to run the CLI in. */
-export interface CliHome extends TempStore {
+export interface CliHome extends Omit<TempStore, "cleanup"> {
+  /** Reaps every CLI process the test file started (see stopCliProcesses), then removes the home. */
+  cleanup(): Promise<void>;
   /** The environment for the CLI: PATH, HOME, TZ, OPENPROGRAM_HOME and `extra`, nothing inherited. */
   env(extra?: Record<string, string>): Record<string, string>;
   /** Writes a file under the home and returns its path. */
@@ -39,9 +38,9 @@ export interface CliHome extends TempStore {
   scripted(replies: unknown[]): { env: Record<string, string>; log: string };
 }
 
-/** A fresh home under the system temp dir. */
-export function createCliHome(): CliHome {
-  const store = createTempStore("openprogram-cli-test-");
+/** A fresh home under the system temp dir (`from`: an archive of sessions to start with). */
+export function createCliHome(options: TempStoreOptions = {}): CliHome {
+  const store = createTempStore("openprogram-cli-test-", options);
   const file = (name: string, content: string): string => {
     const path = join(store.home, name);
     writeFileSync(path, content);
@@ -50,6 +49,10 @@ export function createCliHome(): CliHome {
   let scripts = 0;
   return {
     ...store,
+    cleanup: async () => {
+      await stopCliProcesses();
+      store.cleanup();
+    },
     env: (extra = {}) => ({
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       HOME: store.home,
@@ -66,69 +69,6 @@ export function createCliHome(): CliHome {
       return { env: { OPENPROGRAM_SCRIPT: script, OPENPROGRAM_SCRIPT_LOG: log }, log };
     },
   };
-}
-
-/** Extracts the Python fixtures into `<home>/sessions`. */
-export function extractPythonFixtures(home: string): void {
-  mkdirSync(home, { recursive: true });
-  execFileSync("tar", ["xzf", PYTHON_FIXTURE, "-C", home]);
-}
-
-/** Options of a CLI run. */
-export interface RunOptions {
-  env: Record<string, string>;
-  /** Written to stdin, then stdin is closed. Absent: stdin is closed at once. */
-  input?: string;
-  cwd?: string;
-  /** Kill the child (and fail) after this long; generous, the machine is shared. */
-  timeoutMs?: number;
-}
-
-/** Starts `node dist/bin.js ...args` with pipes for all three streams. */
-export function spawnCli(args: readonly string[], options: RunOptions): ChildProcessWithoutNullStreams {
-  if (!existsSync(CLI_BIN))
-    throw new Error(`${CLI_BIN} is missing: build the package first (npx tsc -p tsconfig.build.json).`);
-  return spawn(process.execPath, [CLI_BIN, ...args], { env: options.env, cwd: options.cwd ?? CLI_DIR, stdio: "pipe" });
-}
-
-/** Collects a child's output and resolves when it exits. */
-export function collect(
-  child: ChildProcessWithoutNullStreams,
-  timeoutMs = 90_000,
-): Promise<CliResult> & { output(): { stdout: string; stderr: string } } {
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-  const done = new Promise<CliResult>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`openprogram did not exit within ${timeoutMs} ms.\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, timeoutMs);
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-  return Object.assign(done, { output: () => ({ stdout, stderr }) });
-}
-
-/** Runs the CLI to completion. */
-export function runCli(args: readonly string[], options: RunOptions): Promise<CliResult> {
-  const child = spawnCli(args, options);
-  const result = collect(child, options.timeoutMs);
-  child.stdin.end(options.input ?? "");
-  return result;
-}
-
-/** Resolves once `check()` is true, polling; rejects after `timeoutMs` with `what`. */
-export async function waitFor(check: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
-  const started = Date.now();
-  while (!check()) {
-    if (Date.now() - started > timeoutMs) throw new Error(`Timed out waiting for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** The `session: <id>` line's id on stderr (throws when it is missing). */

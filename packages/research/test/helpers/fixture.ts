@@ -1,11 +1,12 @@
 // A temp session store, a temp directory for work dirs, and a real loopback
 // server speaking the OpenAI chat-completions protocol with a runtime for it.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRuntime, type Runtime } from "@openprogram/session-context";
 import {
   createTempStore,
+  removeTree,
   startFakeOpenAIServer,
   type FakeOpenAIServer,
   type FakeReplyHandler,
@@ -40,7 +41,7 @@ export async function startResearchFixture(handler: FakeReplyHandler): Promise<R
     async close() {
       await server.close();
       store.cleanup();
-      rmSync(dir, { recursive: true, force: true });
+      removeTree(dir);
     },
   };
 }

@@ -513,10 +513,12 @@ export class SessionDB {
     const paths = this.requirePaths(sessionId);
     try {
       if (liveTurnLeases(paths, turnId).length === 0) await this.interruptUnfinished(sessionId);
-      const sha = await this.commitTurn(sessionId, options.message ?? `turn ${turnId}`);
-      const preview = this.previewOf(sessionId);
+      // meta.json's updated_at goes into the turn's commit: written after it, it left every
+      // session repository dirty (` M meta.json`) and doctor reporting an uncommitted tail.
       const updatedAt = nowSeconds();
       await this.withSessionLock(sessionId, () => this.writeMeta(sessionId, { updated_at: updatedAt }));
+      const sha = await this.commitTurn(sessionId, options.message ?? `turn ${turnId}`);
+      const preview = this.previewOf(sessionId);
       await this.updateEntry(sessionId, (current) => ({
         ...current,
         status: options.status,

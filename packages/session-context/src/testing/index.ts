@@ -1,11 +1,7 @@
 // @openprogram/session-context/testing: helpers for testing agentic programs.
-import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { ScriptedProvider, type ScriptEntry } from "../providers/scripted.js";
 import { ModelRuntime } from "../runtime/model-runtime.js";
-import { SessionDB } from "../store/session-db.js";
 
 export { createScriptedAsker, type ScriptedAnswer, type ScriptedAsker } from "../ask/scripted-asker.js";
 export {
@@ -15,24 +11,14 @@ export {
   type FakeReplyHandler,
   type ReceivedRequest,
 } from "./openai-server.js";
-
-/** A store in a fresh temporary directory. */
-export interface TempStore {
-  db: SessionDB;
-  /** The sessions root. */
-  root: string;
-  /** A fresh OPENPROGRAM_HOME whose sessions/ is `root`. */
-  home: string;
-  /** Removes everything. */
-  cleanup(): void;
-}
-
-/** A store under a new temp dir (`<home>/sessions`), so no test touches ~/.openprogram. */
-export function createTempStore(prefix = "openprogram-test-"): TempStore {
-  const home = mkdtempSync(join(tmpdir(), prefix));
-  const root = join(home, "sessions");
-  return { db: new SessionDB({ root }), root, home, cleanup: () => rmSync(home, { recursive: true, force: true }) };
-}
+export {
+  createTempStore,
+  PYTHON_SESSIONS_FIXTURE,
+  removeTree,
+  type TempStore,
+  type TempStoreOptions,
+} from "./temp-store.js";
+export { waitFor } from "./wait-for.js";
 
 /**
  * A TCP port free on 127.0.0.1 right now, for starting a server in a child

@@ -1,0 +1,2 @@
+// @openprogram/dispatcher/testing: helpers for testing against a running dispatcher.
+export { TestClient, type FrameOf } from "./test-client.js";

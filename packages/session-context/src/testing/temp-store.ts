@@ -1,0 +1,64 @@
+// Temporary stores for tests: a fresh OPENPROGRAM_HOME, optionally seeded with
+// sessions from an archive (the Python OpenProgram fixture), removed with retries.
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { openStore } from "../store/open-store.js";
+import type { SessionDB } from "../store/session-db.js";
+
+/**
+ * The sessions written by Python OpenProgram (chat_shared, research_shared), as a
+ * tar.gz of a `sessions/` folder. It lives in the repository (test/fixtures), not in
+ * the installed package.
+ */
+export const PYTHON_SESSIONS_FIXTURE = fileURLToPath(
+  new URL("../../test/fixtures/python-openprogram-sessions.tar.gz", import.meta.url),
+);
+
+/** A store in a fresh temporary directory. */
+export interface TempStore {
+  db: SessionDB;
+  /** The sessions root. */
+  root: string;
+  /** A fresh OPENPROGRAM_HOME whose sessions/ is `root`. */
+  home: string;
+  /** Removes everything (with retries: see removeTree). */
+  cleanup(): void;
+}
+
+/** Options of createTempStore. */
+export interface TempStoreOptions {
+  /** A tar.gz of a `sessions/` folder to start from, e.g. PYTHON_SESSIONS_FIXTURE. */
+  from?: string;
+}
+
+/**
+ * A store under a new temp dir (`<home>/sessions`), so no test touches
+ * ~/.openprogram. It is the instance `openStore()` gives every entry for that root.
+ */
+export function createTempStore(prefix = "openprogram-test-", options: TempStoreOptions = {}): TempStore {
+  const home = mkdtempSync(join(tmpdir(), prefix));
+  const root = join(home, "sessions");
+  if (options.from !== undefined) extractSessions(options.from, home);
+  return { db: openStore({ root }), root, home, cleanup: () => removeTree(home) };
+}
+
+/** Extracts a tar.gz holding a `sessions/` folder into `home`. */
+function extractSessions(archive: string, home: string): void {
+  if (!existsSync(archive))
+    throw new Error(
+      `createTempStore: no sessions archive at ${archive}. The Python fixture ships with the OpenProgram repository, not with the installed package; pass the path of an archive you have.`,
+    );
+  execFileSync("tar", ["xzf", archive, "-C", home]);
+}
+
+/**
+ * Removes a directory tree, retrying while something still writes into it (a git
+ * a killed process left running, a file a server is closing): ENOTEMPTY and EBUSY
+ * are retried for about 5 s instead of failing the test's cleanup.
+ */
+export function removeTree(path: string): void {
+  rmSync(path, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+// The end of a test run, for `npm test` and `.ci/run` alike: the wall time of
+// each package's tests (light and heavy sets apart, slowest first, so a suite
+// creeping towards its timeouts is seen before it fails), then one plain line,
+// "N passed, N failed", summed from vitest's JSON reports.
+//
+//   node scripts/test-summary.mjs <report dir> [exit status of the run]
+//
+// A non-zero exit status with no failing test means a step outside vitest
+// failed (install, build, typecheck, lint, a vitest that crashed before its
+// report): it counts as one failure, so the line never reads "0 failed" then.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+/**
+ * Reads every `<package>[.heavy].json` report in `dir`; returns the counts and
+ * the lines to print (the per-package times, then the summary line).
+ */
+export function summarizeReports(dir, exitStatus = 0) {
+  let passed = 0;
+  let failed = 0;
+  const times = [];
+  for (const name of existsSync(dir) ? readdirSync(dir).sort() : []) {
+    if (!name.endsWith(".json")) continue;
+    const report = JSON.parse(readFileSync(join(dir, name), "utf8"));
+    passed += report.numPassedTests ?? 0;
+    failed += report.numFailedTests ?? 0;
+    const files = report.testResults ?? [];
+    // A test file that failed to load has no test results but still failed.
+    for (const file of files) if (file.status === "failed" && (file.assertionResults ?? []).length === 0) failed++;
+    const end = Math.max(report.startTime ?? 0, ...files.map((file) => file.endTime ?? 0));
+    const label = name.replace(/\.json$/, "").replace(/\.heavy$/, " (heavy)");
+    times.push({ label, seconds: report.startTime ? (end - report.startTime) / 1000 : 0 });
+  }
+  if (exitStatus !== 0 && failed === 0) failed = 1;
+  times.sort((a, b) => b.seconds - a.seconds);
+  const width = Math.max(0, ...times.map((entry) => entry.label.length));
+  const lines = [
+    `test wall time per package (${times.length} reports):`,
+    ...times.map((entry) => `  ${entry.label.padEnd(width)}  ${entry.seconds.toFixed(1).padStart(6)} s`),
+    `${passed} passed, ${failed} failed`,
+  ];
+  return { passed, failed, reports: times.length, lines };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const [dir, status = "0"] = process.argv.slice(2);
+  if (!dir) {
+    process.stderr.write("usage: node scripts/test-summary.mjs <report dir> [exit status of the run]\n");
+    process.exit(2);
+  }
+  const summary = summarizeReports(dir, Number(status));
+  process.stdout.write(`${summary.lines.join("\n")}\n`);
+  process.exitCode = summary.failed === 0 ? 0 : 1;
+}

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } f
 import { join } from "node:path";
 import { isValidSessionId } from "../ids.js";
 import { dumpsPython } from "../json/python-json.js";
+import { statusAfterAbandon, statusWhenIdle } from "./abandoned-turn.js";
 import { writeFileAtomic } from "./atomic-file.js";
 import { commitAll, committedText, uncommittedPaths } from "./git-repo.js";
 import { nowSeconds } from "./history.js";
@@ -310,9 +311,8 @@ async function checkSession(db: SessionDB, sessionId: string, findings: DoctorFi
   }
 
   if (!live) {
-    const unfinished = nodes.filter(
-      (entry) => entry.node.metadata.status === "running" || entry.node.metadata.status === "waiting",
-    );
+    // A waiting question is not damage: it outlives its process and answering it resumes the turn.
+    const unfinished = nodes.filter((entry) => statusAfterAbandon(entry.node) !== null);
     for (const { file, node } of unfinished) {
       const finding = add({
         kind: "unfinished_node",
@@ -329,17 +329,21 @@ async function checkSession(db: SessionDB, sessionId: string, findings: DoctorFi
       }
     }
     const entry = readRegistryEntry(db, sessionId);
-    if (entry && (entry.status === "running" || entry.status === "needs_input")) {
+    const idleStatus = statusWhenIdle(
+      nodes.map((item) => item.node),
+      "idle",
+    );
+    if (entry && (entry.status === "running" || entry.status === "needs_input") && entry.status !== idleStatus) {
       const finding = add({
         kind: "stuck_status",
         severity: "warning",
         message: `The session's status is '${entry.status}' but no turn is running.`,
-        remedy: "Set it to idle (run with --fix).",
+        remedy: `Set it to ${idleStatus} (run with --fix).`,
       });
       if (canFix) {
-        await db.setStatus(sessionId, "idle");
+        await db.setStatus(sessionId, idleStatus);
         finding.fixed = true;
-        finding.remedy = "Set it to idle.";
+        finding.remedy = `Set it to ${idleStatus}.`;
       }
     }
     const pending = existsSync(paths.git)

@@ -1,10 +1,17 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { InvalidInputError, SessionExistsError, SessionNotFoundError, StoreWriteError } from "../errors.js";
+import {
+  InvalidInputError,
+  NodeNotFoundError,
+  SessionExistsError,
+  SessionNotFoundError,
+  StoreWriteError,
+} from "../errors.js";
 import { assertValidIdPrefix, assertValidSessionId, mintPrefixedId } from "../ids.js";
 import { dumpsPython } from "../json/python-json.js";
 import { DIR_MODE, FILE_MODE, writeFileAtomic } from "./atomic-file.js";
 import { defaultSessionsRoot } from "./default-root.js";
+import { statusAfterAbandon, statusWhenIdle } from "./abandoned-turn.js";
 import { withLock } from "./file-lock.js";
 import { withLeasedLock } from "./lease-lock.js";
 import { commitAll, readLog } from "./git-repo.js";
@@ -62,8 +69,6 @@ export interface EndTurnOptions {
   message?: string;
 }
 
-/** Node statuses that mean "still executing". */
-const UNFINISHED_STATUSES = new Set(["running", "waiting"]);
 /** Registry fields that belong to meta.json as well, and stay in step there. */
 const META_FIELDS = new Set(["title", "agent_id", "source"]);
 /** A session lock's holder touches it every 2 s while it holds it; one untouched this long was left by a killed process. */
@@ -315,6 +320,31 @@ export class SessionDB {
     return this.withSessionLock(sessionId, () => this.history.update(paths, sessionId, nodeId, patch));
   }
 
+  /**
+   * Changes a node only if `decide` says so: under the session lock (no other
+   * writer in any process meanwhile) it gets the node as stored now and the
+   * turns live in some process, and returns the patch to write or null to
+   * leave it. It may throw to refuse. Resolves to the written node, or null.
+   */
+  async updateNodeIf(
+    sessionId: string,
+    nodeId: string,
+    decide: (node: SessionNode, liveTurnIds: readonly string[]) => NodePatch | null,
+  ): Promise<SessionNode | null> {
+    const paths = this.requirePaths(sessionId);
+    return this.withSessionLock(sessionId, async () => {
+      const node = this.history.refresh(paths).byId.get(nodeId);
+      if (!node) throw new NodeNotFoundError(sessionId, nodeId);
+      const patch = decide(node, liveTurnLeases(paths));
+      return patch === null ? null : this.history.update(paths, sessionId, nodeId, patch);
+    });
+  }
+
+  /** Ids of the session's turns whose processes are alive (by their turn leases). */
+  liveTurnIds(sessionId: string): string[] {
+    return liveTurnLeases(this.requirePaths(sessionId));
+  }
+
   /** All readable nodes in seq order. Unreadable files are reported (see readHistory). */
   async loadNodes(sessionId: string): Promise<SessionNode[]> {
     return this.readHistorySync(sessionId).nodes;
@@ -394,11 +424,12 @@ export class SessionDB {
       const preview = this.previewOf(sessionId);
       const updatedAt = nowSeconds();
       await this.withSessionLock(sessionId, () => this.writeMeta(sessionId, { updated_at: updatedAt }));
+      const status = statusWhenIdle(this.snapshotSync(sessionId).ordered, options.status);
       await this.registry.update((entries) => {
         const current = entries[sessionId] ?? registryEntryFromMeta(this.readMetaSync(sessionId));
         entries[sessionId] = {
           ...current,
-          status: options.status,
+          status,
           updated_at: updatedAt,
           ...(preview ? { preview } : {}),
         };
@@ -419,8 +450,9 @@ export class SessionDB {
 
   /**
    * A session whose status says a turn is running, but whose turn processes
-   * are all gone, was left by a crash: its unfinished nodes become
-   * "interrupted" and its status "idle". Resolves to true when it recovered one.
+   * are all gone, was left by a crash: its running nodes become "interrupted"
+   * and its status "idle", or "needs_input" while a question waits (see
+   * abandoned-turn.ts). Resolves to true when it recovered one.
    */
   async recoverIfAbandoned(sessionId: string): Promise<boolean> {
     const entry = (await this.registry.read())[sessionId];
@@ -470,11 +502,14 @@ export class SessionDB {
     }
     if (!existsSync(paths.meta) || liveTurnLeases(paths).length > 0) return false;
     try {
-      await this.interruptUnfinished(entry.id);
+      const changed = await this.interruptUnfinished(entry.id);
+      const status = statusWhenIdle(this.snapshotSync(entry.id).ordered, "idle");
+      // A session waiting for an answer stays needs_input (its question outlives the process): nothing to write.
+      if (changed === 0 && status === entry.status) return false;
       await this.registry.update((entries) => {
         const current = entries[entry.id];
         if (current && (current.status === "running" || current.status === "needs_input")) {
-          entries[entry.id] = { ...current, status: "idle" };
+          entries[entry.id] = { ...current, status };
         }
       });
       return true;
@@ -485,18 +520,19 @@ export class SessionDB {
     }
   }
 
-  private async interruptUnfinished(sessionId: string): Promise<void> {
+  /** Applies the recovery policy (statusAfterAbandon) to every unfinished node; resolves to how many changed. */
+  private async interruptUnfinished(sessionId: string): Promise<number> {
     const paths = this.paths(sessionId);
-    await this.withSessionLock(sessionId, async () => {
-      const unfinished = orderedNodes(this.history.refresh(paths)).filter((node) => {
-        const status = node.metadata.status;
-        return typeof status === "string" && UNFINISHED_STATUSES.has(status);
-      });
-      for (const node of unfinished) {
+    // Checked without the lock first: a session that only waits for an answer is read often and needs nothing.
+    if (!orderedNodes(this.history.refresh(paths)).some((node) => statusAfterAbandon(node) !== null)) return 0;
+    return this.withSessionLock(sessionId, async () => {
+      const abandoned = orderedNodes(this.history.refresh(paths)).filter((node) => statusAfterAbandon(node) !== null);
+      for (const node of abandoned) {
         await this.history.update(paths, sessionId, node.id, {
           metadata: { status: "interrupted", interrupted_at: nowSeconds() },
         });
       }
+      return abandoned.length;
     });
   }
 

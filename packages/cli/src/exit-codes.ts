@@ -10,6 +10,8 @@ export const EXIT_CODES = {
   interrupted: 130,
   /** Stopped with SIGTERM: the turn was cancelled and committed. */
   terminated: 143,
+  /** The session is busy: another process runs or resumes the turn (EX_TEMPFAIL: try again later). */
+  busy: 75,
 } as const;
 
 /** One of the documented exit codes. */
@@ -25,6 +27,12 @@ const USAGE_ERROR_CODES = new Set([
   "provider_config",
   "runtime_missing",
   "usage",
+  "nothing_to_resume",
+  "turn_not_found",
+  "turn_not_resumable",
+  "no_pending_question",
+  "answer_required",
+  "invalid_answer",
 ]);
 
 /** Configuration errors are the user's to fix even when they surface mid-run. */
@@ -37,6 +45,7 @@ const CONFIGURATION_ERROR_CODES = new Set(["provider_config", "runtime_missing"]
  */
 export function exitCodeForError(code: string | undefined, during: "setup" | "run"): ExitCode {
   if (code === undefined) return EXIT_CODES.failed;
+  if (code === "session_busy") return EXIT_CODES.busy;
   if (during === "setup") return USAGE_ERROR_CODES.has(code) ? EXIT_CODES.usage : EXIT_CODES.failed;
   return CONFIGURATION_ERROR_CODES.has(code) ? EXIT_CODES.usage : EXIT_CODES.failed;
 }

@@ -20,7 +20,8 @@ export async function runIsolated(
     cwd,
   });
   const stop = (): void => {
-    run.stop(typeof signal.reason === "string" ? signal.reason : "cancelled").catch(() => undefined);
+    const reason: unknown = signal.reason instanceof Error ? signal.reason.message : signal.reason;
+    run.stop(typeof reason === "string" ? reason : "cancelled").catch(() => undefined);
   };
   if (signal.aborted) stop();
   else signal.addEventListener("abort", stop, { once: true });

@@ -6,8 +6,10 @@ import type { CommandContext, CommandResult } from "./command-context.js";
 import type { CliIo } from "./io.js";
 import { addSessionsCommands } from "./program-sessions.js";
 import { cliVersion } from "./version.js";
+import type { AnswerFlags } from "./commands/answer.js";
 import type { ChatFlags } from "./commands/chat.js";
 import type { ResearchFlags } from "./commands/research.js";
+import type { ResumeFlags } from "./commands/resume.js";
 import type { RunFlags } from "./commands/run.js";
 import type { ServeCommandFlags } from "./commands/serve.js";
 
@@ -24,6 +26,10 @@ Exit codes:
        missing module or export, provider not configured (the message names the variable to set)
   130  interrupted with Ctrl-C: the running turn was cancelled and committed (a second Ctrl-C exits at once)
   143  stopped with SIGTERM: the running turn was cancelled and committed
+  75   the session is busy: another process runs or resumes that turn (try again when it is done)
+
+A turn stopped by a crash, Ctrl-C or a failure continues with \`openprogram resume <session>\`;
+a question still waiting is answered with \`openprogram answer <session> <value>\`.
 
 Environment:
   OPENPROGRAM_HOME      where sessions live ($OPENPROGRAM_HOME/sessions; default ~/.openprogram)
@@ -89,6 +95,48 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
     )
     .action((module: string, flags: RunFlags, command: Command) =>
       settle(import("./commands/run.js").then(({ runCommand }) => runCommand(module, flags, context(command)))),
+    );
+
+  program
+    .command("resume")
+    .description(
+      "continue a session's interrupted, failed or waiting turn where it stopped (recorded calls are not run again)",
+    )
+    .argument("<session_id>", "the session")
+    .option("--turn <id>", "resume this turn (default: the session's latest turn)")
+    .option("--answers <file>", "answer the questions it asks from this file, in order")
+    .option(
+      "--json",
+      'print one JSON object: {"ok","session_id","created","turn_id","resumed_turn_id","result"} (or "error")',
+    )
+    .addHelpText(
+      "after",
+      "\nPrints like `run`. The program runs again with its recorded input; every call, model request and question\nthat matches the record gives its recorded result, so only what had not finished runs (and costs) again.",
+    )
+    .action((sessionId: string, flags: ResumeFlags, command: Command) =>
+      settle(
+        import("./commands/resume.js").then(({ resumeCommand }) => resumeCommand(sessionId, flags, context(command))),
+      ),
+    );
+
+  program
+    .command("answer")
+    .description("answer the question a session's turn waits for, and continue that turn")
+    .argument("<session_id>", "the session")
+    .argument("<value>", "the answer (with choices: one of them, or its number)")
+    .option("--question <id>", "the question answered (default: the one waiting)")
+    .option("--answers <file>", "answer further questions of the turn from this file, in order")
+    .option("--json", "print one JSON object (as resume, or {ok, question_id, answer, delivered_to} when delivered)")
+    .addHelpText(
+      "after",
+      "\nWhen the process that asked still waits (a server, another terminal), the answer goes to it and this command ends.\nOtherwise this command resumes the turn with the answer and runs it to completion, printing like `run`.",
+    )
+    .action((sessionId: string, value: string, flags: AnswerFlags, command: Command) =>
+      settle(
+        import("./commands/answer.js").then(({ answerCommand }) =>
+          answerCommand(sessionId, value, flags, context(command)),
+        ),
+      ),
     );
 
   program

@@ -121,6 +121,8 @@ export type { HealthCheck, StoreHealth } from "./store/health.js";
 
 // Durable turns: resuming a turn that stopped short, answering questions that outlived their process
 export {
+  prepareResume,
+  PreparedResume,
   resumeTurn,
   type ProgramResolver,
   type ResumableProgram,

@@ -17,12 +17,8 @@ export async function claimTurn(context: ActiveContext, turn: ResumableTurn, con
       throw new SessionBusyError(sessionId, `turn ${turn.turnId} is still running in another process`);
     const previous = resumedBy(node);
     if (previous !== null) {
-      if (db.nodeMapSync(sessionId).has(previous.node_id))
-        throw new SessionBusyError(
-          sessionId,
-          `turn ${turn.turnId} was resumed meanwhile by turn ${previous.turn_id}; resume again to continue that one`,
-        );
-      if (claimIsLive(previous, liveTurns, null))
+      // Continued meanwhile (so the turn to resume is now that one), or claimed by a resume still alive.
+      if (db.nodeMapSync(sessionId).has(previous.node_id) || claimIsLive(previous, liveTurns, null))
         throw new SessionBusyError(sessionId, `turn ${turn.turnId} is being resumed by turn ${previous.turn_id}`);
     }
     const { pid, host } = processIdentity();

@@ -72,11 +72,61 @@ export interface ResumeTurnOptions {
  * AnswerRequiredError or SessionBusyError (the turn still runs, or another
  * resume won) before anything runs.
  */
-export async function resumeTurn<T = unknown>(options: ResumeTurnOptions): Promise<T> {
+export async function resumeTurn<T = unknown>(request: ResumeTurnOptions | PreparedResume): Promise<T> {
+  const prepared = request instanceof PreparedResume ? request : await prepareResume(request);
+  const { turn, program, answer, options, db } = prepared;
+  const { sessionId } = turn;
+  const run = (): Promise<T> => continueTurn<T>(turn, program, answer);
+  const outer = activeContext();
+  if (outer && outer.sessionId === sessionId && outer.db.root === db.root) return run();
+  const recorded = recordedProgram(turn);
+  return sessionContext(
+    {
+      sessionId,
+      db,
+      source: options.source ?? "code",
+      fromEnvironment: false,
+      ...(recorded ? { program: recorded } : {}),
+      ...(options.runtime !== undefined ? { runtime: options.runtime } : {}),
+      ...(options.asker !== undefined ? { asker: options.asker } : {}),
+      ...(options.signal !== undefined ? { signal: options.signal } : {}),
+      ...(options.onEvent !== undefined ? { onEvent: options.onEvent } : {}),
+    },
+    run,
+  );
+}
+
+/** A resume checked and ready to run (see `prepareResume`). */
+export class PreparedResume {
+  /** @internal */
+  constructor(
+    /** The turn that will be resumed. */
+    readonly turn: ResumableTurn,
+    /** The program that will run again. */
+    readonly program: ResumableProgram,
+    /** The answer that will be recorded, normalised (a choice number becomes the choice). */
+    readonly answer: string | undefined,
+    readonly options: ResumeTurnOptions,
+    readonly db: SessionDB,
+  ) {}
+
+  /** The program as the resumed turn records it (pass it to sessionContext when entering the turn yourself). */
+  get recordedProgram(): TurnProgram | null {
+    return recordedProgram(this.turn);
+  }
+}
+
+/**
+ * Everything `resumeTurn` checks before it runs anything: the session, the
+ * turn, the answer, the program. Entries call it while validating their
+ * input, so that a bad request fails before any turn is entered, then pass
+ * the result to `resumeTurn` (inside their own sessionContext on the session,
+ * whose turn becomes the resumed one). Throws what resumeTurn throws.
+ */
+export async function prepareResume(options: ResumeTurnOptions): Promise<PreparedResume> {
   checkOptions(options);
   const { sessionId } = options;
-  const outer = activeContext();
-  const db = options.db ?? outer?.db ?? openStore();
+  const db = options.db ?? activeContext()?.db ?? openStore();
   if (!db.hasSession(sessionId)) throw new SessionNotFoundError(sessionId);
   // A turn its process left running is recorded interrupted first (its question stays waiting).
   await db.recoverIfAbandoned(sessionId);
@@ -94,24 +144,7 @@ export async function resumeTurn<T = unknown>(options: ResumeTurnOptions): Promi
       `Turn ${turn.turnId} of session '${sessionId}' cannot be resumed: ${turn.inputProblem}. Run it anew instead.`,
     );
   }
-  const program = await findProgram(turn, options);
-  const run = (): Promise<T> => continueTurn<T>(turn, program, answer);
-  if (outer && outer.sessionId === sessionId && outer.db.root === db.root) return run();
-  const recorded = recordedProgram(turn);
-  return sessionContext(
-    {
-      sessionId,
-      db,
-      source: options.source ?? "code",
-      fromEnvironment: false,
-      ...(recorded ? { program: recorded } : {}),
-      ...(options.runtime !== undefined ? { runtime: options.runtime } : {}),
-      ...(options.asker !== undefined ? { asker: options.asker } : {}),
-      ...(options.signal !== undefined ? { signal: options.signal } : {}),
-      ...(options.onEvent !== undefined ? { onEvent: options.onEvent } : {}),
-    },
-    run,
-  );
+  return new PreparedResume(turn, await findProgram(turn, options), answer, options, db);
 }
 
 /** Inside the resumed turn's context: claim the turn, record the answer, replay. */

@@ -1,3 +1,4 @@
+import { TurnSuspendedError } from "@openprogram/session-context";
 import { EXIT_CODES } from "./exit-codes.js";
 import { writeLine } from "./output.js";
 import type { CliIo } from "./io.js";
@@ -68,7 +69,8 @@ function watchSignals(io: CliIo, betweenTurns: ((signal: NodeJS.Signals) => void
       io.stderr,
       `\n${signal === "SIGINT" ? "Ctrl-C" : signal}: cancelling the turn... (press Ctrl-C again to exit at once)`,
     );
-    controller.abort(`interrupted by ${signal}`);
+    // Suspended, not abandoned: a question waiting now stays waiting on disk (`openprogram answer` continues it).
+    controller.abort(new TurnSuspendedError(`interrupted by ${signal}`));
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);

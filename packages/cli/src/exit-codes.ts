@@ -18,6 +18,8 @@ export const EXIT_CODES = {
   terminated: 143,
   /** stdout is a pipe whose reader has gone (`| head`): quiet, as a process killed by SIGPIPE (128 + 13). */
   brokenPipe: 141,
+  /** The session is busy: another process runs or resumes the turn (EX_TEMPFAIL: try again later). */
+  busy: 75,
 } as const;
 
 /** One of the documented exit codes. */
@@ -41,6 +43,8 @@ export interface ExitCodes {
 const USAGE: ExitCodes = { setup: EXIT_CODES.usage, run: EXIT_CODES.failed };
 /** Configuration is the user's to fix even when it surfaces mid-run: always exit 2. */
 const CONFIGURATION: ExitCodes = { setup: EXIT_CODES.usage, run: EXIT_CODES.usage };
+/** Another process runs or resumes the session's turn: exit 75 (EX_TEMPFAIL), whenever it is found. */
+const BUSY: ExitCodes = { setup: EXIT_CODES.busy, run: EXIT_CODES.busy };
 /** Anything else went wrong: exit 1. */
 const FAILURE: ExitCodes = { setup: EXIT_CODES.failed, run: EXIT_CODES.failed };
 
@@ -75,9 +79,16 @@ export const EXIT_CODES_BY_ERROR: Readonly<Record<KnownErrorCode, ExitCodes>> = 
   ask_user_unavailable: FAILURE,
   user_declined: FAILURE,
   ask_timeout: FAILURE,
-  invalid_answer: FAILURE,
+  invalid_answer: USAGE,
   cancelled: FAILURE,
-  session_busy: FAILURE,
+  session_busy: BUSY,
+  // Durable turns (`resume`, `answer`)
+  nothing_to_resume: USAGE,
+  turn_not_found: USAGE,
+  turn_not_resumable: USAGE,
+  no_pending_question: USAGE,
+  answer_required: USAGE,
+  turn_suspended: FAILURE,
   internal_error: FAILURE,
   // The dispatcher (`serve`)
   shutting_down: FAILURE,

@@ -19,4 +19,7 @@ export { PackageUnavailableError, type CliErrorCode } from "./errors.js";
 export type { RunFlags, RunJsonResult } from "./commands/run.js";
 export type { ChatFlags, ChatJsonTurn } from "./commands/chat.js";
 export type { ResearchFlags, ResearchJsonResult } from "./commands/research.js";
+export type { ResumeFlags } from "./commands/resume.js";
+export type { AnswerFlags, AnswerJsonResult } from "./commands/answer.js";
+export type { ResumeJsonResult } from "./run-resume.js";
 export type { JsonFailure, TurnFields } from "./report.js";

@@ -23,6 +23,10 @@ Exit codes:
   141  stdout is a closed pipe (e.g. | head read enough): nothing more is printed
   143  stopped with SIGTERM: the running turn was cancelled and committed
   A failed write to stdout (a full disk, an I/O error) exits 1 with "error [output_failed]".
+  75   the session is busy: another process runs or resumes that turn (try again when it is done)
+
+A turn stopped by a crash, Ctrl-C or a failure continues with \`openprogram resume <session>\`;
+a question still waiting is answered with \`openprogram answer <session> <value>\`.
 
 Environment:
   OPENPROGRAM_HOME      where sessions live ($OPENPROGRAM_HOME/sessions; default ~/.openprogram)
@@ -88,6 +92,38 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
       "\nThe result goes to stdout (strings as they are, other values as JSON); `session: <id>` goes to stderr.\nWithout a terminal and without --answers, askUser fails with ask_user_unavailable (recorded on its node).",
     )
     .action(lazy(() => import("./commands/run.js").then((loaded) => loaded.runCommand)));
+
+  program
+    .command("resume")
+    .description(
+      "continue a session's interrupted, failed or waiting turn where it stopped (recorded calls are not run again)",
+    )
+    .argument("<session_id>", "the session")
+    .option("--turn <id>", "resume this turn (default: the session's latest turn)")
+    .option("--answers <file>", "answer the questions it asks from this file, in order")
+    .option(
+      "--json",
+      'print one JSON object: {"ok","session_id","created","turn_id","resumed_turn_id","result"} (or "error")',
+    )
+    .addHelpText(
+      "after",
+      "\nPrints like `run`. The program runs again with its recorded input; every call, model request and question\nthat matches the record gives its recorded result, so only what had not finished runs (and costs) again.",
+    )
+    .action(lazy(() => import("./commands/resume.js").then((loaded) => loaded.resumeCommand)));
+
+  program
+    .command("answer")
+    .description("answer the question a session's turn waits for, and continue that turn")
+    .argument("<session_id>", "the session")
+    .argument("<value>", "the answer (with choices: one of them, or its number)")
+    .option("--question <id>", "the question answered (default: the one waiting)")
+    .option("--answers <file>", "answer further questions of the turn from this file, in order")
+    .option("--json", "print one JSON object (as resume, or {ok, question_id, answer, delivered_to} when delivered)")
+    .addHelpText(
+      "after",
+      "\nWhen the process that asked still waits (a server, another terminal), the answer goes to it and this command ends.\nOtherwise this command resumes the turn with the answer and runs it to completion, printing like `run`.",
+    )
+    .action(lazy(() => import("./commands/answer.js").then((loaded) => loaded.answerCommand)));
 
   program
     .command("chat")

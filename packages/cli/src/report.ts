@@ -1,4 +1,4 @@
-import type { SessionHandle } from "@openprogram/session-context";
+import { describeTurn, type SessionHandle } from "@openprogram/session-context";
 import type { CommandContext } from "./command-context.js";
 import { exitCodeForError } from "./exit-codes.js";
 import { formatError, sessionLine, summarizeError, writeJson, writeLine, type ErrorSummary } from "./output.js";
@@ -42,11 +42,28 @@ export function reportFailure(context: CommandContext, error: unknown, report: F
   const { io, verbose } = context;
   writeLine(io.stderr, formatError(error, verbose));
   const handle = report.handle ?? null;
-  if (handle) writeLine(io.stderr, sessionLine(handle.sessionId));
+  if (handle) {
+    const hint = report.during === "run" ? resumeHint(handle) : null;
+    if (hint) writeLine(io.stderr, hint);
+    writeLine(io.stderr, sessionLine(handle.sessionId));
+  }
   if (report.json) {
     const failure: JsonFailure = { ok: false, ...turnFields(handle), error: summarizeError(error) };
     writeJson(io.stdout, failure);
   }
   if (report.interruptedExitCode) return report.interruptedExitCode;
   return exitCodeForError(summarizeError(error).code, report.during);
+}
+
+/** How to continue the turn that just stopped, when it can be resumed. */
+function resumeHint(handle: SessionHandle): string | null {
+  try {
+    const turn = describeTurn({ sessionId: handle.sessionId, db: handle.db });
+    if (!turn.resumable) return null;
+    if (turn.question)
+      return `waiting: ${JSON.stringify(turn.question.question)}; \`openprogram answer ${handle.sessionId} <answer>\` continues the turn`;
+    return `stopped: \`openprogram resume ${handle.sessionId}\` continues the turn where it stopped`;
+  } catch {
+    return null; // nothing recorded to resume (e.g. a turn that wrote nothing)
+  }
 }

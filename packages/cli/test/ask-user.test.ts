@@ -95,7 +95,7 @@ describe("askUser from the command line", () => {
     });
   });
 
-  it("on a terminal, Ctrl-C while a question waits cancels the turn (recorded cancelled) and exits 130", async () => {
+  it("on a terminal, Ctrl-C while a question waits stops the turn and exits 130; the question stays waiting on disk", async () => {
     const result = await runCliInPty(["run", program("ask-choice.mjs")], {
       env: home.env(),
       dir: home.home,
@@ -105,9 +105,11 @@ describe("askUser from the command line", () => {
     expect(result.exit_code).toBe(130);
     expect(result.output).toContain("error [cancelled]: Cancelled: interrupted by SIGINT");
     const sessionId = sessionIdFrom(result.output.replace(/\r/g, ""));
-    expect((await askNode(sessionId)).metadata.status).toBe("cancelled");
+    // The question outlives the process (`openprogram answer` continues the turn); the call it interrupted is cancelled.
+    expect((await askNode(sessionId)).metadata.status).toBe("waiting");
     const nodes = await home.db.loadNodes(sessionId);
     expect(nodes.find((node) => node.name === "pick_colour")?.metadata.status).toBe("cancelled");
+    expect((await home.db.getSession(sessionId))?.status).toBe("needs_input");
     expect(await home.db.gitLog(sessionId)).toHaveLength(2);
   });
 });

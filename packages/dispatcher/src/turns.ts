@@ -101,7 +101,7 @@ export class Turns {
     if (frame.session_id !== undefined && this.deleting.has(frame.session_id))
       throw new SessionBusyError(
         frame.session_id,
-        "is being deleted; start the turn without session_id, or another id",
+        "it is being deleted; start the turn without session_id, or with another id",
       );
     if (client.runningTurns >= MAX_TURNS_PER_CONNECTION) throw new TooManyTurnsError(MAX_TURNS_PER_CONNECTION);
     if (this.running.size >= this.deps.maxConcurrentTurns) throw new ServerBusyError(this.deps.maxConcurrentTurns);

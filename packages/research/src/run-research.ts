@@ -5,6 +5,7 @@ import {
   currentRuntime,
   currentSession,
   hasSessionContext,
+  RESEARCH_PROGRAM_REF,
   RuntimeMissingError,
   sessionContext,
   type Asker,
@@ -74,6 +75,8 @@ export async function runResearch(task: string, options: RunResearchOptions = {}
     sessionId,
     idPrefix: "research",
     source: "research",
+    // Recorded on the run's turn: `openprogram resume` (or resumeTurn with researchAgent) continues a failed run.
+    program: { ref: RESEARCH_PROGRAM_REF },
     title: task.trim().slice(0, 80),
     runtime,
     db,

@@ -267,14 +267,87 @@ export class CancelledError extends OpenProgramError {
   }
 }
 
-/** The session is running a turn: a second turn (one at a time per session in a dispatcher), or its deletion, must wait. */
+/**
+ * The session is running a turn: a second turn (one at a time per session in a dispatcher), its deletion, or
+ * resuming a turn that is being continued elsewhere must wait.
+ */
 export class SessionBusyError extends OpenProgramError {
   readonly code = "session_busy";
+  /** `detail` says why and what to do, as a clause after "is busy: ". */
   constructor(
     readonly sessionId: string,
-    detail = "is busy with another turn; wait for it to finish or stop it",
+    detail = "another turn is running; wait for it to finish or stop it",
   ) {
-    super(`Session '${sessionId}' ${detail}.`);
+    super(`Session '${sessionId}' is busy: ${detail}.`);
+  }
+}
+
+/**
+ * The abort reason that stops a turn without giving up on it (a server
+ * shutting down, Ctrl-C while a question waits): a question then stays
+ * `waiting` on disk and the session `needs_input`, so the turn can be resumed.
+ */
+export class TurnSuspendedError extends OpenProgramError {
+  readonly code = "turn_suspended";
+}
+
+/** True when an abort reason (or an error caused by one) suspends the turn rather than cancelling it. */
+export function isSuspension(reason: unknown): boolean {
+  if (hasErrorCode(reason, "turn_suspended")) return true;
+  return reason instanceof Error && hasErrorCode(reason.cause, "turn_suspended");
+}
+
+/** The session has no turn to resume (none was interrupted, failed or is waiting for an answer). */
+export class NothingToResumeError extends OpenProgramError {
+  readonly code = "nothing_to_resume";
+  constructor(
+    readonly sessionId: string,
+    detail: string,
+  ) {
+    super(`Session '${sessionId}' has nothing to resume: ${detail}`);
+  }
+}
+
+/** A turn id that names no turn of the session. */
+export class TurnNotFoundError extends OpenProgramError {
+  readonly code = "turn_not_found";
+  constructor(
+    readonly sessionId: string,
+    readonly turnId: string,
+    known: readonly string[],
+  ) {
+    super(
+      `Session '${sessionId}' has no turn '${turnId}'.` +
+        (known.length > 0
+          ? ` Its resumable turns: ${known.join(", ")}.`
+          : " It has no turn that recorded what resuming needs."),
+    );
+  }
+}
+
+/** The turn cannot be resumed: its program cannot be found, or its input or result was not recordable. */
+export class TurnNotResumableError extends OpenProgramError {
+  readonly code = "turn_not_resumable";
+}
+
+/** An answer was given but no question of the session is waiting for one. */
+export class NoPendingQuestionError extends OpenProgramError {
+  readonly code = "no_pending_question";
+}
+
+/** The turn to resume waits for an answer, and neither an answer nor an asker was given. */
+export class AnswerRequiredError extends OpenProgramError {
+  readonly code = "answer_required";
+  constructor(
+    readonly sessionId: string,
+    readonly questionId: string,
+    readonly question: string,
+  ) {
+    super(
+      `Turn of session '${sessionId}' is waiting for an answer to ${JSON.stringify(clipText(question, 120))} ` +
+        `(question ${questionId}). Pass the answer (resumeTurn({ answer }), \`openprogram answer\`, --answers <file>) ` +
+        "or resume from an entry that can ask.",
+    );
   }
 }
 

@@ -145,6 +145,31 @@ export type { HealthCheck, StoreHealth } from "./store/health.js";
 // Wording shared by every package's messages
 export { clipLine, clipText } from "./messages/clip-text.js";
 export { describeValue } from "./messages/describe-value.js";
+// Durable turns: resuming a turn that stopped short, answering questions that outlived their process
+export {
+  prepareResume,
+  PreparedResume,
+  resumeTurn,
+  type ProgramResolver,
+  type ResumableProgram,
+  type ResumeTurnOptions,
+} from "./turns/resume-turn.js";
+export { answerQuestion, type AnswerQuestionOptions, type AnsweredQuestion } from "./turns/answer-question.js";
+export {
+  describeTurn,
+  findResumableTurn,
+  type FindTurnOptions,
+  type PendingQuestion,
+  type ResumableTurn,
+} from "./turns/find-resumable.js";
+export {
+  moduleProgramRef,
+  parseProgramRef,
+  registeredProgramRef,
+  RESEARCH_PROGRAM_REF,
+  type ParsedProgramRef,
+  type TurnProgram,
+} from "./turns/program-ref.js";
 
 // Carrying a turn across a process boundary (the process runner uses these)
 export { beginCurrentTurn, recordAbandonedNodes, relaySessionEvent } from "./context/relay.js";

@@ -1,9 +1,21 @@
-import { resolve } from "node:path";
-import { InvalidInputError, type Asker, type Runtime } from "@openprogram/session-context";
+import { join, resolve } from "node:path";
+import {
+  AnswerRequiredError,
+  describeTurn,
+  hasErrorCode,
+  InvalidInputError,
+  prepareResume,
+  RESEARCH_PROGRAM_REF,
+  resumeTurn,
+  sessionExists,
+  type Asker,
+  type PreparedResume,
+  type Runtime,
+} from "@openprogram/session-context";
 import { chooseAsker } from "../asker.js";
 import { interruptOnSignals } from "../cancellation.js";
 import type { CommandContext } from "../command-context.js";
-import type { RunResearchResult } from "@openprogram/research";
+import type { ResearchResult, RunResearchResult } from "@openprogram/research";
 import { loadResearch, type ResearchModule } from "../contracts.js";
 import { EXIT_CODES } from "../exit-codes.js";
 import { isTerminal } from "../io.js";
@@ -50,7 +62,14 @@ export async function researchCommand(task: string, flags: ResearchFlags, contex
     ?.flatMap((value) => value.split(","))
     .map((value) => value.trim())
     .filter(Boolean);
-  let prepared: { sessionId: string | undefined; research: ResearchModule; runtime: Runtime; asker: Asker | null };
+  let prepared: {
+    sessionId: string | undefined;
+    research: ResearchModule;
+    runtime: Runtime;
+    asker: Asker | null;
+    /** The failed run of this task this command continues instead of starting over. */
+    resume: PreparedResume | null;
+  };
   try {
     const sessionId = await selectSession(flags);
     const research = await loadResearch();
@@ -65,32 +84,43 @@ export async function researchCommand(task: string, flags: ResearchFlags, contex
         "--interactive asks you to choose an idea, but stdin is not a terminal: pass --answers <file>, or leave out --interactive.",
       );
     }
-    prepared = { sessionId, research, runtime, asker };
+    const resume =
+      sessionId === undefined ? null : await unfinishedRun(sessionId, task, { workDir, sections }, research);
+    if (resume?.turn.question && resume.answer === undefined && asker === null)
+      throw new AnswerRequiredError(
+        sessionId as string,
+        resume.turn.question.questionId,
+        resume.turn.question.question,
+      );
+    prepared = { sessionId, research, runtime, asker, resume };
   } catch (error) {
     return reportFailure(context, error, { json, during: "setup" });
   }
   const interruption = interruptOnSignals(io);
   try {
     const onEvent = createProgressPrinter(io.stderr, { calls: isTerminal(io.stderr), stages: true });
-    const { research, runtime, asker } = prepared;
+    const { research, runtime, asker, resume } = prepared;
     const outcome = await runTurn<RunResearchResult>(
       {
         ...(prepared.sessionId !== undefined ? { sessionId: prepared.sessionId } : {}),
         idPrefix: "research",
         // As runResearch titles the sessions it creates: `sessions list` then shows the task.
         title: task.trim().slice(0, 80),
+        program: resume?.recordedProgram ?? { ref: RESEARCH_PROGRAM_REF },
         runtime,
         asker,
         signal: interruption.signal,
         onEvent,
       },
       (session) =>
-        research.runResearch(task, {
-          sessionId: session.sessionId,
-          ...(workDir !== undefined ? { workDir } : {}),
-          ...(flags.interactive ? { interactive: true } : {}),
-          ...(sections ? { sections } : {}),
-        }),
+        resume
+          ? continueRun(resume, session.created)
+          : research.runResearch(task, {
+              sessionId: session.sessionId,
+              ...(workDir !== undefined ? { workDir } : {}),
+              ...(flags.interactive ? { interactive: true } : {}),
+              ...(sections ? { sections } : {}),
+            }),
     );
     if (!outcome.ok) {
       return reportFailure(context, outcome.error, {
@@ -126,4 +156,49 @@ export async function researchCommand(task: string, flags: ResearchFlags, contex
   } finally {
     interruption.dispose();
   }
+}
+
+/**
+ * The research run of the same task (and work dir and sections, when given)
+ * that this session's latest turn left failed, interrupted or waiting, ready
+ * to resume; null when there is none, so the run starts anew.
+ */
+async function unfinishedRun(
+  sessionId: string,
+  task: string,
+  requested: { workDir: string | undefined; sections: string[] | undefined },
+  research: ResearchModule,
+): Promise<PreparedResume | null> {
+  if (!(await sessionExists(sessionId))) return null;
+  let turn;
+  try {
+    turn = describeTurn({ sessionId });
+  } catch (error) {
+    if (hasErrorCode(error, "nothing_to_resume")) return null;
+    throw error;
+  }
+  const input = (turn.input ?? {}) as { task?: unknown; workDir?: unknown; sections?: unknown };
+  const same =
+    turn.resumable &&
+    turn.program === RESEARCH_PROGRAM_REF &&
+    input.task === task &&
+    (requested.workDir === undefined || input.workDir === requested.workDir) &&
+    (requested.sections === undefined || JSON.stringify(input.sections) === JSON.stringify(requested.sections));
+  if (!same) return null;
+  return prepareResume({ sessionId, turnId: turn.turnId, program: research.researchAgent });
+}
+
+/** Resumes the run and reports it as runResearch would have. */
+async function continueRun(resume: PreparedResume, created: boolean): Promise<RunResearchResult> {
+  const result = await resumeTurn<ResearchResult>(resume);
+  const workDir = (resume.turn.input as { workDir: string }).workDir;
+  return {
+    sessionId: resume.turn.sessionId,
+    created,
+    workDir,
+    artifacts: result.artifacts.map((artifact) => join(workDir, ...artifact.split("/"))),
+    summary: result.summary,
+    status: result.status,
+    result,
+  };
 }

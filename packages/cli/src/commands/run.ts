@@ -1,4 +1,10 @@
-import type { Asker, ErrorCode, Runtime, SessionHandle } from "@openprogram/session-context";
+import {
+  moduleProgramRef,
+  type Asker,
+  type ErrorCode,
+  type Runtime,
+  type SessionHandle,
+} from "@openprogram/session-context";
 import { chooseAsker } from "../asker.js";
 import { interruptOnSignals } from "../cancellation.js";
 import type { CommandContext } from "../command-context.js";
@@ -42,6 +48,8 @@ interface PreparedRun {
   execute: Execute;
   runtime: Runtime | null;
   asker: Asker | null;
+  /** How the turn records the program, so `openprogram resume` finds it again. */
+  programRef: string;
 }
 
 /** Error codes with which the process runner refuses a module before running it. */
@@ -68,10 +76,11 @@ export async function runCommand(programArgument: string, flags: RunFlags, conte
     const onEvent = isTerminal(io.stderr)
       ? createProgressPrinter(io.stderr, { calls: true, stages: false })
       : undefined;
-    const { sessionId, runtime, asker, input, execute } = prepared;
+    const { sessionId, runtime, asker, input, execute, programRef } = prepared;
     const outcome = await runTurn(
       {
         ...(sessionId !== undefined ? { sessionId } : {}),
+        program: { ref: programRef, input },
         runtime,
         asker,
         signal: interruption.signal,
@@ -116,6 +125,7 @@ async function prepareRun(programArgument: string, flags: RunFlags, { io }: Comm
   const input = readProgramInput(flags, io.cwd, io.env);
   const spec = parseProgramSpec(programArgument, io.cwd);
   let execute: Execute;
+  let programRef: string;
   if (flags.isolate) {
     // The child imports the module and picks the export by the same rule loadProgram uses here.
     const { isolatedProgram } = await loadProcessRunner();
@@ -125,11 +135,13 @@ async function prepareRun(programArgument: string, flags: RunFlags, { io }: Comm
       cwd: io.cwd,
     });
     execute = (value) => program.run(value);
+    programRef = moduleProgramRef(spec.modulePath, spec.exportName ?? "default");
   } else {
     const program = await loadProgram(spec, io.cwd);
     execute = (value) => program.fn(value);
+    programRef = moduleProgramRef(spec.modulePath, program.exportName);
   }
   const runtime = configuredRuntime();
   const asker = chooseAsker(io, flags.answers);
-  return { sessionId, input, execute, runtime, asker };
+  return { sessionId, input, execute, runtime, asker, programRef };
 }

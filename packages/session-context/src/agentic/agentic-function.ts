@@ -2,9 +2,11 @@ import { callIdOf, requireContext } from "../context/accessors.js";
 import { runWithContext } from "../context/storage.js";
 import type { ActiveContext } from "../context/types.js";
 import { CancelledError, InvalidInputError, isCancellation, RuntimeMissingError, serializeError } from "../errors.js";
+import { inexactJsonPath } from "../json/exact-json.js";
 import { toRecordable } from "../json/recordable.js";
 import { describeValue } from "../messages/describe-value.js";
 import { nowSeconds } from "../time/now-seconds.js";
+import { recordedOutcome, topLevelMetadata } from "../turns/turn-record.js";
 import type { Runtime } from "../runtime/types.js";
 
 /** How a call shows up in later prompts: input and output, output only, or not at all. */
@@ -62,16 +64,28 @@ export function agenticFunction<Input = Record<string, unknown>, Output = unknow
     }
     if (context.signal.aborted) throw new CancelledError(context.signal.reason);
     const parent = callIdOf(context);
+    const step = context.turn.replay?.enterCall(parent, declaration.name, input) ?? null;
+    if (step?.kind === "reuse") return recordedOutcome(step.node) as Output;
+    const continued = step?.kind === "continue" ? step.node : null;
     const node = await context.writer.append(
       {
         role: "code",
         name: declaration.name,
         input: toRecordable(input ?? {}),
         caller: parent ?? "",
-        metadata: { expose: declaration.expose, status: "running", doc: declaration.doc },
+        metadata: {
+          expose: declaration.expose,
+          status: "running",
+          doc: declaration.doc,
+          ...(parent === null ? topLevelMetadata(context, input) : {}),
+          ...(continued ? { resumes: { turn_id: context.turn.replay?.turnId, node_id: continued.id } } : {}),
+        },
+        ...(step?.kind === "continue" && step.nodeId !== undefined ? { id: step.nodeId } : {}),
       },
       parent === null ? { atHead: true, rootMarker: "ROOT" } : {},
     );
+    step?.slot?.fill(node.id);
+    if (continued) context.turn.replay?.openFrame(node.id, continued);
     const started = performance.now();
     const inner: ActiveContext = Object.freeze({
       ...context,
@@ -83,6 +97,8 @@ export function agenticFunction<Input = Record<string, unknown>, Output = unknow
     });
     let result: Output;
     try {
+      // A stop that landed while the node was being written: a body that never checks the signal would run on.
+      if (context.signal.aborted) throw new CancelledError(context.signal.reason);
       result = await runWithContext(inner, () =>
         impl(input ?? ({} as Input), {
           runtime: context.runtime ?? missingRuntime,
@@ -100,7 +116,8 @@ export function agenticFunction<Input = Record<string, unknown>, Output = unknow
     }
     await context.writer.update(node.id, {
       output: toRecordable(result),
-      metadata: { status: "completed", ...finished() },
+      // Replay returns recorded results in place of live ones, so it must know which were recorded inexactly.
+      metadata: { status: "completed", ...finished(), ...exactness(result) },
     });
     return result;
   };
@@ -109,6 +126,12 @@ export function agenticFunction<Input = Record<string, unknown>, Output = unknow
   Object.defineProperty(call, "agentic", { value: Object.freeze(declaration), enumerable: true });
   Object.defineProperty(call, AGENTIC_MARK, { value: true });
   return call as AgenticFunction<Input, Output>;
+}
+
+/** Marks a result the node cannot hold exactly (replay then runs the call again instead of returning it). */
+function exactness(result: unknown): Record<string, boolean> {
+  if (result === undefined) return { output_undefined: true };
+  return inexactJsonPath(result, "output") === null ? {} : { output_exact: false };
 }
 
 /** True for functions made by `agenticFunction` (from any copy of this package). */

@@ -1,7 +1,13 @@
 import { createHash } from "node:crypto";
+import { InvalidInputError } from "../errors.js";
 import { assertValidSessionId } from "../ids.js";
-import { activeContext } from "./storage.js";
+import type { SessionDB } from "../store/session-db.js";
+import type { TurnProgram } from "../turns/program-ref.js";
+import { RecordView } from "../turns/record-view.js";
+import { Replay, type ReplayCarrier } from "../turns/replay.js";
 import { callIdOf } from "./accessors.js";
+import { activeContext } from "./storage.js";
+import type { ActiveContext } from "./types.js";
 
 /** Environment variables that carry a session context into a child process. */
 export const CARRIER_VARIABLES = {
@@ -10,6 +16,10 @@ export const CARRIER_VARIABLES = {
   callerId: "OPENPROGRAM_CALLER_ID",
   sessionsRoot: "OPENPROGRAM_SESSIONS_ROOT",
   traceparent: "TRACEPARENT",
+  /** The program the turn runs (its ref), so a child's top-level call records it. */
+  program: "OPENPROGRAM_PROGRAM",
+  /** While the turn resumes an interrupted one: what the child needs to carry on replaying (JSON). */
+  replay: "OPENPROGRAM_REPLAY",
 } as const;
 
 /** What a child process needs to join its parent's turn. */
@@ -20,6 +30,10 @@ export interface ContextCarrier {
   callerId: string;
   sessionsRoot: string;
   traceparent: string;
+  /** The program's ref ("" when the entry did not say). */
+  program: string;
+  /** The replay state as JSON ("" when the turn does not resume one). */
+  replay: string;
 }
 
 /**
@@ -41,6 +55,41 @@ export function contextCarrierEnv(): Record<string, string> {
     [CARRIER_VARIABLES.callerId]: callerId,
     [CARRIER_VARIABLES.sessionsRoot]: context.db.root,
     [CARRIER_VARIABLES.traceparent]: traceparentFor(context.sessionId, context.turn.turnId, callerId),
+    // Always set, so a value this process inherited never leaks into its child.
+    [CARRIER_VARIABLES.program]: context.turn.program?.ref ?? "",
+    [CARRIER_VARIABLES.replay]: replayCarrierOf(context),
+  };
+}
+
+function replayCarrierOf(context: ActiveContext): string {
+  const carried = context.turn.replay?.carrier(callIdOf(context));
+  return carried ? JSON.stringify(carried) : "";
+}
+
+/**
+ * What a context joining a turn of another process takes over from it: the
+ * program's ref, and the replay when that turn resumes an interrupted one.
+ * Only from a carrier naming this very session and turn.
+ */
+export function remoteTurnOf(
+  db: SessionDB,
+  joined: { sessionId: string; turnId: string; callerId: string },
+  carrier: ContextCarrier | null,
+): { program: TurnProgram | null; replay: Replay | null } | null {
+  const carried = carrier ?? readContextCarrier();
+  if (!carried || carried.sessionId !== joined.sessionId || carried.turnId !== joined.turnId) return null;
+  const program = carried.program ? { ref: carried.program } : null;
+  if (!carried.replay) return { program, replay: null };
+  let state: ReplayCarrier;
+  try {
+    state = JSON.parse(carried.replay) as ReplayCarrier;
+  } catch {
+    throw new InvalidInputError(`${CARRIER_VARIABLES.replay} is not valid JSON; start the child with runInChild().`);
+  }
+  const snapshot = db.snapshotSync(joined.sessionId);
+  return {
+    program,
+    replay: Replay.fromCarrier(new RecordView(snapshot.byId, snapshot.ordered), state, joined.callerId),
   };
 }
 
@@ -57,6 +106,8 @@ export function readContextCarrier(env: NodeJS.ProcessEnv = process.env): Contex
     callerId: env[CARRIER_VARIABLES.callerId] ?? "",
     sessionsRoot: sessionsRoot ?? "",
     traceparent: env[CARRIER_VARIABLES.traceparent] ?? "",
+    program: env[CARRIER_VARIABLES.program] ?? "",
+    replay: env[CARRIER_VARIABLES.replay] ?? "",
   };
 }
 

@@ -6,7 +6,8 @@ import { SessionNodeWriter } from "../store/node-writer.js";
 import { openStore } from "../store/open-store.js";
 import type { SessionDB } from "../store/session-db.js";
 import type { SessionStatus } from "../store/types.js";
-import { readContextCarrier, type ContextCarrier } from "./carrier.js";
+import { checkTurnProgram } from "../turns/program-ref.js";
+import { readContextCarrier, remoteTurnOf, type ContextCarrier } from "./carrier.js";
 import type { SessionEvent, SessionEventSink } from "./events.js";
 import { activeContext, runWithContext } from "./storage.js";
 import {
@@ -56,14 +57,22 @@ export async function sessionContext<T>(
     options.turnId === undefined &&
     options.callerId === undefined;
   const joinsRemote = options.callerId !== undefined || carrier !== null;
+  const turnId = joinsOuter ? outer.turn.turnId : (options.turnId ?? (carrier?.turnId || mintTurnId()));
+  const remote =
+    joinsRemote && !joinsOuter
+      ? remoteTurnOf(db, { sessionId, turnId, callerId: options.callerId ?? carrier?.callerId ?? "" }, carrier)
+      : null;
   const turn: TurnState = joinsOuter
     ? outer.turn
     : {
-        turnId: options.turnId ?? (carrier?.turnId || mintTurnId()),
+        turnId,
         owner: !joinsRemote,
         began: joinsRemote,
         beginning: null,
         delegated: false,
+        program: options.program !== undefined ? checkTurnProgram(options.program) : (remote?.program ?? null),
+        recordedResumable: false,
+        replay: remote?.replay ?? null,
       };
   const runtime = resolveRuntime(options, outer);
   const onEvent = options.onEvent ?? outer?.onEvent ?? null;

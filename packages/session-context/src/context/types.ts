@@ -3,6 +3,8 @@ import type { Runtime } from "../runtime/types.js";
 import type { SessionNodeWriter } from "../store/node-writer.js";
 import type { SessionDB } from "../store/session-db.js";
 import type { SessionStatus } from "../store/types.js";
+import type { Replay } from "../turns/replay.js";
+import type { TurnProgram } from "../turns/program-ref.js";
 import type { SessionEvent, SessionEventSink } from "./events.js";
 
 /**
@@ -31,6 +33,12 @@ export interface TurnState {
   beginning: Promise<void> | null;
   /** Another process was handed this turn (contextCarrierEnv): commit it at the end even if this process wrote nothing. */
   delegated: boolean;
+  /** Which program the entry ran (recorded so the turn can be resumed), or null when the entry did not say. */
+  program: TurnProgram | null;
+  /** Set once the turn's first top-level call has recorded what resuming it needs. */
+  recordedResumable: boolean;
+  /** While the turn resumes an interrupted one: the record its calls are matched against. */
+  replay: Replay | null;
 }
 
 /** The installed per-turn context. Immutable: nesting creates a new object. */
@@ -87,6 +95,14 @@ export interface SessionContextOptions {
   callerId?: string;
   /** Receives every node, question and status event of this context, in order. */
   onEvent?: SessionEventSink;
+  /**
+   * Which program this entry runs, recorded on the turn's top-level call so
+   * the turn can be resumed (`resumeTurn`): `ref` names it the way the entry
+   * finds it again (see `moduleProgramRef`, `registeredProgramRef`,
+   * `RESEARCH_PROGRAM_REF`); `input` is what the entry passes it (default:
+   * the top-level call's own input).
+   */
+  program?: TurnProgram;
   /**
    * Join the session carried in this process's environment (see
    * `contextCarrierEnv`) when no sessionId is given. Default true; servers

@@ -19,19 +19,9 @@ export class AnthropicProvider implements ModelProvider {
   async complete(request: ModelRequest, options: CompleteOptions): Promise<ModelResponse> {
     const Anthropic = await loadSdk();
     const client = new Anthropic(sdkClientOptions(this.options, options.onRequestBody));
-    const system = request.messages.filter((message) => message.role === "system").map((message) => message.content);
     const linked = requestSignal(options.signal);
     try {
-      const message = await client.messages.create(
-        {
-          model: request.model,
-          max_tokens: request.maxTokens ?? this.options.defaultMaxTokens ?? 4096,
-          ...(system.length > 0 ? { system: system.join("\n\n") } : {}),
-          messages: alternating(request.messages.filter((entry) => entry.role !== "system")),
-          ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-        },
-        { signal: linked.signal },
-      );
+      const message = await client.messages.create(this.messagesBody(request), { signal: linked.signal });
       const text = message.content.map((block) => (block.type === "text" ? block.text : "")).join("");
       return {
         text,
@@ -64,6 +54,31 @@ export class AnthropicProvider implements ModelProvider {
       linked.release();
     }
   }
+
+  /** The SDK serialises the body with JSON.stringify, keys in this order. */
+  requestBody(request: ModelRequest): string {
+    return JSON.stringify(this.messagesBody(request));
+  }
+
+  private messagesBody(request: ModelRequest): MessagesBody {
+    const system = request.messages.filter((message) => message.role === "system").map((message) => message.content);
+    return {
+      model: request.model,
+      max_tokens: request.maxTokens ?? this.options.defaultMaxTokens ?? 4096,
+      ...(system.length > 0 ? { system: system.join("\n\n") } : {}),
+      messages: alternating(request.messages.filter((entry) => entry.role !== "system")),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    };
+  }
+}
+
+/** The Messages API request body this provider sends. */
+interface MessagesBody {
+  model: string;
+  max_tokens: number;
+  system?: string;
+  messages: Array<{ role: "user" | "assistant"; content: string }>;
+  temperature?: number;
 }
 
 let sdk: Promise<typeof AnthropicClient> | undefined;

@@ -34,6 +34,11 @@ export class OpenAIChatProvider implements ModelProvider {
     }
   }
 
+  /** The SDK serialises the body with JSON.stringify, keys in this order. */
+  requestBody(request: ModelRequest): string {
+    return JSON.stringify(chatCompletionsBody(request));
+  }
+
   private translate(OpenAI: typeof OpenAIClient, error: unknown, signal: AbortSignal): Error {
     if (error instanceof ProviderError) return error;
     if (signal.aborted || error instanceof OpenAI.APIUserAbortError) return new CancelledError(signal.reason);

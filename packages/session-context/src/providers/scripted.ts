@@ -77,7 +77,7 @@ export class ScriptedProvider implements ModelProvider {
   }
 
   async complete(request: ModelRequest, options: CompleteOptions): Promise<ModelResponse> {
-    const body = JSON.stringify(chatCompletionsBody(request));
+    const body = this.requestBody(request);
     options.onRequestBody?.(body);
     this.requests.push({ body, request });
     if (this.options.logPath) appendFileSync(this.options.logPath, `${body}\n`);
@@ -96,6 +96,11 @@ export class ScriptedProvider implements ModelProvider {
     if (entry.delayMs) await abortableSleep(entry.delayMs, options.signal);
     if (entry.error) throw new ProviderError(this.name, entry.error.status ?? 500, entry.error.message);
     return { text: entry.reply ?? "", model: request.model };
+  }
+
+  /** The body an OpenAI-compatible server would receive. */
+  requestBody(request: ModelRequest): string {
+    return JSON.stringify(chatCompletionsBody(request));
   }
 
   private pick(request: ModelRequest): number {

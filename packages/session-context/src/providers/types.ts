@@ -32,4 +32,10 @@ export interface ModelProvider {
   /** "openai", "anthropic", "scripted", ... */
   readonly name: string;
   complete(request: ModelRequest, options: CompleteOptions): Promise<ModelResponse>;
+  /**
+   * The exact request body `complete` would send for `request`, without
+   * sending it. Replay compares its SHA-256 with a recorded llm node's
+   * `prompt_sha256`; a provider without it never has its calls replayed.
+   */
+  requestBody?(request: ModelRequest): string;
 }

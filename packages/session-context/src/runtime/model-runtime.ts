@@ -2,8 +2,9 @@ import { createHash } from "node:crypto";
 import { requireContext, callIdOf } from "../context/accessors.js";
 import type { ActiveContext } from "../context/types.js";
 import { CancelledError, InvalidInputError, isCancellation, serializeError, toOpenProgramError } from "../errors.js";
-import type { ModelProvider } from "../providers/types.js";
+import type { ModelProvider, ModelRequest } from "../providers/types.js";
 import type { SessionNode } from "../store/types.js";
+import type { ReplaySlot } from "../turns/replay.js";
 import { renderPrompt, type RenderedPrompt } from "./render-prompt.js";
 import type { ExecOptions, Runtime } from "./types.js";
 
@@ -19,6 +20,8 @@ interface PromptRecord {
   system: string | null;
   content: string | null;
   kind: "exec" | "chat";
+  /** While replaying: where the llm node goes among its caller's calls. */
+  slot?: ReplaySlot | null;
 }
 
 /** The runtime: renders prompts from the session, calls the provider, records llm nodes. */
@@ -37,8 +40,32 @@ export class ModelRuntime implements Runtime {
     const { nodes, ordered } = sessionNodes(context);
     const system = context.call?.doc ?? docOf(callId === null ? undefined : nodes.get(callId));
     const headId = callId === null ? context.db.readMetaSync(context.sessionId).head_id : null;
-    const prompt = renderPrompt({ nodes, ordered, callId, headId, system, content });
-    return this.send(context, { prompt, system, content, kind: "exec" }, callId, options);
+    const replay = context.turn.replay;
+    const earlier = replay && callId !== null ? replay.callsOf(callId) : null;
+    const prompt = renderPrompt({ nodes, ordered, callId, headId, system, content, earlier });
+    const record: PromptRecord = { prompt, system, content, kind: "exec", slot: null };
+    if (replay) {
+      const step = replay.enterExec(callId, () => this.bodyDigest(this.request(record, options)));
+      if (step.kind === "reuse") return step.output;
+      record.slot = step.slot;
+    }
+    return this.send(context, record, callId, options);
+  }
+
+  /** The request a prompt becomes. */
+  private request(record: PromptRecord, options: ExecOptions): ModelRequest {
+    return {
+      model: options.model ?? this.model,
+      messages: record.prompt.messages,
+      ...definedNumber("maxTokens", options.maxTokens ?? this.defaults.maxTokens),
+      ...definedNumber("temperature", options.temperature ?? this.defaults.temperature),
+    };
+  }
+
+  /** SHA-256 of the body the provider would send, or null when the provider cannot tell without sending. */
+  private bodyDigest(request: ModelRequest): string | null {
+    const body = this.provider.requestBody?.(request);
+    return typeof body === "string" ? createHash("sha256").update(body).digest("hex") : null;
   }
 
   /**
@@ -53,13 +80,8 @@ export class ModelRuntime implements Runtime {
   ): Promise<string> {
     const signal = options.signal ? AbortSignal.any([options.signal, context.signal]) : context.signal;
     if (signal.aborted) throw new CancelledError(signal.reason);
-    const model = options.model ?? this.model;
-    const request = {
-      model,
-      messages: record.prompt.messages,
-      ...definedNumber("maxTokens", options.maxTokens ?? this.defaults.maxTokens),
-      ...definedNumber("temperature", options.temperature ?? this.defaults.temperature),
-    };
+    const request = this.request(record, options);
+    const model = request.model;
     let body = "";
     const started = performance.now();
     const metadata = (): Record<string, unknown> => ({
@@ -75,7 +97,7 @@ export class ModelRuntime implements Runtime {
     const placement = callId === null ? { atHead: true, rootMarker: null } : {};
     try {
       const response = await this.provider.complete(request, { signal, onRequestBody: (sent) => (body = sent) });
-      await context.writer.append(
+      const node = await context.writer.append(
         {
           role: "llm",
           name: model,
@@ -91,11 +113,12 @@ export class ModelRuntime implements Runtime {
         },
         placement,
       );
+      record.slot?.fill(node.id);
       return response.text;
     } catch (error) {
       const cancelled = signal.aborted || isCancellation(error);
       const failure = cancelled ? new CancelledError(signal.reason) : toOpenProgramError(error);
-      await context.writer.append(
+      const node = await context.writer.append(
         {
           role: "llm",
           name: model,
@@ -107,6 +130,7 @@ export class ModelRuntime implements Runtime {
         // A failed reply never becomes the conversation head.
         {},
       );
+      record.slot?.fill(node.id);
       throw failure;
     }
   }

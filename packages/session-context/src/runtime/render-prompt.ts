@@ -16,6 +16,12 @@ export interface PromptSource {
   system: string | null;
   /** The new user message; null when the history already ends with it (a chat turn). */
   content: string | null;
+  /**
+   * While a resumed turn replays: the call's earlier calls in program order,
+   * recorded ones it reused first (they hang under the call it continues).
+   * Calls under `callId` that are not listed follow, in seq order.
+   */
+  earlier?: readonly string[] | null;
 }
 
 /** The rendered request and the ids it read. */
@@ -44,8 +50,14 @@ export function renderPrompt(source: PromptSource): RenderedPrompt {
     if (renderNode(node, messages)) reads.push(node.id);
   }
   if (source.callId !== null) {
+    const listed = new Set(source.earlier ?? []);
+    for (const id of source.earlier ?? []) {
+      const node = source.nodes.get(id);
+      if (node && !isUnfinished(node) && renderNode(node, messages)) reads.push(node.id);
+    }
     for (const node of source.ordered) {
-      if (node.caller === source.callId && !isUnfinished(node) && renderNode(node, messages)) reads.push(node.id);
+      if (node.caller === source.callId && !listed.has(node.id) && !isUnfinished(node) && renderNode(node, messages))
+        reads.push(node.id);
     }
   }
   if (source.content !== null) messages.push({ role: "user", content: source.content });
@@ -59,7 +71,13 @@ function conversationBefore(source: PromptSource): SessionNode[] {
     const top = topLevelAncestor(source.nodes, source.callId);
     start = top ? top.predecessor : null;
   }
-  return walkBranch(source.nodes, start).filter((node) => !isUnfinished(node));
+  // A call a resumed turn took over is replaced by its continuation: the prompt is the uninterrupted run's.
+  return walkBranch(source.nodes, start).filter((node) => !isUnfinished(node) && !isTakenOver(node, source.nodes));
+}
+
+function isTakenOver(node: SessionNode, nodes: ReadonlyMap<string, SessionNode>): boolean {
+  const claim = node.metadata.resumed_by as { node_id?: unknown } | null | undefined;
+  return typeof claim?.node_id === "string" && nodes.has(claim.node_id);
 }
 
 /** The top-level call a node runs under (the node itself when it is top level). */

@@ -37,6 +37,14 @@ export class SessionNodeWriter {
     return node;
   }
 
+  /** Updates a node only if `decide` returns a patch for it as stored now (see SessionDB.updateNodeIf); null: unchanged. */
+  async updateIf(nodeId: string, decide: (node: SessionNode) => NodePatch | null): Promise<SessionNode | null> {
+    await this.hooks.beforeWrite?.();
+    const node = await this.db.updateNodeIf(this.sessionId, nodeId, (current) => decide(current));
+    if (node) this.hooks.afterWrite?.("update", node);
+    return node;
+  }
+
   /** All nodes of the session, in seq order. */
   async load(): Promise<SessionNode[]> {
     return this.db.readHistorySync(this.sessionId).nodes;

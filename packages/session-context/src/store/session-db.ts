@@ -7,6 +7,7 @@ import {
   NotASessionError,
   OpenProgramError,
   SessionBusyError,
+  NodeNotFoundError,
   SessionExistsError,
   SessionNotFoundError,
   StoreWriteError,
@@ -15,13 +16,13 @@ import { assertValidIdPrefix, assertValidSessionId, mintPrefixedId, randomHex } 
 import { dumpsPython } from "../json/python-json.js";
 import { DIR_MODE, FILE_MODE, syncDirectory, writeFileAtomic, writeNewFileDurably } from "./atomic-file.js";
 import { defaultSessionsRoot } from "./default-root.js";
+import { statusAfterAbandon, statusWhenIdle } from "./abandoned-turn.js";
 import { withLock } from "./file-lock.js";
 import { withLeasedLock } from "./lease-lock.js";
 import { commitAll, readLog } from "./git-repo.js";
 import { historyProblems, HistoryFiles, orderedNodes } from "./history.js";
 import { clipLine, clipText } from "../messages/clip-text.js";
 import { nowSeconds } from "../time/now-seconds.js";
-import { isUnfinished } from "./node-status.js";
 import { CREATING_PREFIX, SessionPaths } from "./layout.js";
 import { readMetaFile } from "./meta-file.js";
 import { registryEntryFromMeta, SessionRegistry } from "./registry.js";
@@ -372,7 +373,7 @@ export class SessionDB {
         if (liveTurnLeases(paths).length > 0)
           throw new SessionBusyError(
             sessionId,
-            "is running a turn; stop it or wait for it to end, then delete the session",
+            "it is running a turn; stop it or wait for it to end, then delete the session",
           );
         // Moved aside first (one rename): from here on no reader or writer finds the session, so no late write
         // can bring its registry entry back. Ids never start with ".", so the aside name is never a session.
@@ -427,6 +428,31 @@ export class SessionDB {
   async updateNode(sessionId: string, nodeId: string, patch: NodePatch): Promise<SessionNode> {
     const paths = this.requirePaths(sessionId);
     return this.withSessionLock(sessionId, () => this.history.update(paths, sessionId, nodeId, patch));
+  }
+
+  /**
+   * Changes a node only if `decide` says so: under the session lock (no other
+   * writer in any process meanwhile) it gets the node as stored now and the
+   * turns live in some process, and returns the patch to write or null to
+   * leave it. It may throw to refuse. Resolves to the written node, or null.
+   */
+  async updateNodeIf(
+    sessionId: string,
+    nodeId: string,
+    decide: (node: SessionNode, liveTurnIds: readonly string[]) => NodePatch | null,
+  ): Promise<SessionNode | null> {
+    const paths = this.requirePaths(sessionId);
+    return this.withSessionLock(sessionId, async () => {
+      const node = this.history.refresh(paths).byId.get(nodeId);
+      if (!node) throw new NodeNotFoundError(sessionId, nodeId);
+      const patch = decide(node, liveTurnLeases(paths));
+      return patch === null ? null : this.history.update(paths, sessionId, nodeId, patch);
+    });
+  }
+
+  /** Ids of the session's turns whose processes are alive (by their turn leases). */
+  liveTurnIds(sessionId: string): string[] {
+    return liveTurnLeases(this.requirePaths(sessionId));
   }
 
   /** All readable nodes in seq order. Unreadable files are reported (see readHistory). */
@@ -519,9 +545,11 @@ export class SessionDB {
       await this.withSessionLock(sessionId, () => this.writeMeta(sessionId, { updated_at: updatedAt }));
       const sha = await this.commitTurn(sessionId, options.message ?? `turn ${turnId}`);
       const preview = this.previewOf(sessionId);
+      // A turn that ends with a question still waiting leaves the session needs_input (see abandoned-turn.ts).
+      const status = statusWhenIdle(this.snapshotSync(sessionId).ordered, options.status);
       await this.updateEntry(sessionId, (current) => ({
         ...current,
-        status: options.status,
+        status,
         updated_at: updatedAt,
         ...(preview ? { preview } : {}),
       }));
@@ -542,7 +570,8 @@ export class SessionDB {
    * session is opened for a turn (once per session per instance, and again
    * when a lease is seen to have expired); reads never run it (they report
    * the status as recorded, and `sessions doctor` reports and fixes it).
-   * Resolves to true when it recovered the session.
+   * Resolves to true when it recovered the session. Its running nodes become "interrupted" and its status "idle", or
+   * "needs_input" while a question waits (see abandoned-turn.ts).
    */
   async recoverIfAbandoned(sessionId: string): Promise<boolean> {
     const paths = this.paths(sessionId);
@@ -566,14 +595,16 @@ export class SessionDB {
 
   /**
    * The recovery policy for a turn whose process is gone, in one place: its
-   * unfinished nodes are recorded "interrupted" and a session left "running"
-   * or "needs_input" becomes "idle". Call under the session lock, with no
+   * running nodes are recorded "interrupted" (a waiting question stays
+   * waiting) and a session left "running" or "needs_input" becomes "idle", or
+   * "needs_input" while a question waits (abandoned-turn.ts). Call under the session lock, with no
    * live turn lease.
    */
   private async recoverAbandonedTurn(sessionId: string): Promise<void> {
     await this.interruptUnfinishedLocked(sessionId);
+    const status = statusWhenIdle(this.snapshotSync(sessionId).ordered, "idle");
     await this.updateEntry(sessionId, (current) =>
-      TURN_STATUSES.has(current.status) ? { ...current, status: "idle" } : current,
+      TURN_STATUSES.has(current.status) ? { ...current, status } : current,
     );
   }
 
@@ -635,11 +666,11 @@ export class SessionDB {
     await this.withSessionLock(sessionId, () => this.interruptUnfinishedLocked(sessionId));
   }
 
-  /** Records every node still running or waiting as interrupted; call under the session lock. */
+  /** Applies the recovery policy (statusAfterAbandon) to every unfinished node; call under the session lock. */
   private async interruptUnfinishedLocked(sessionId: string): Promise<void> {
     const paths = this.paths(sessionId);
-    const unfinished = orderedNodes(this.history.refresh(paths)).filter(isUnfinished);
-    for (const node of unfinished) {
+    const abandoned = orderedNodes(this.history.refresh(paths)).filter((node) => statusAfterAbandon(node) !== null);
+    for (const node of abandoned) {
       await this.history.update(paths, sessionId, node.id, {
         metadata: { status: "interrupted", interrupted_at: nowSeconds() },
       });

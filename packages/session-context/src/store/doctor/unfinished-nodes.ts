@@ -1,12 +1,15 @@
 import { join } from "node:path";
 import { nowSeconds } from "../../time/now-seconds.js";
-import { isUnfinished } from "../node-status.js";
+import { statusAfterAbandon } from "../abandoned-turn.js";
 import type { SessionScan } from "./types.js";
 
-/** `unfinished_node`: a node still "running" or "waiting" with no turn running; --fix records it interrupted. */
+/**
+ * `unfinished_node`: a node still running with no turn running; --fix records it interrupted. A waiting
+ * question is not damage: it outlives its process and answering it resumes the turn (abandoned-turn.ts).
+ */
 export async function checkUnfinishedNodes(scan: SessionScan): Promise<void> {
   if (scan.live) return;
-  const unfinished = scan.nodes.filter((entry) => isUnfinished(entry.node));
+  const unfinished = scan.nodes.filter((entry) => statusAfterAbandon(entry.node) !== null);
   for (const { file, node } of unfinished) {
     const finding = scan.add({
       kind: "unfinished_node",

@@ -1,0 +1,18 @@
+import type { CommandContext } from "../command-context.js";
+import { runResume } from "../run-resume.js";
+
+/** Flags of `openprogram resume`. */
+export interface ResumeFlags {
+  turn?: string;
+  answers?: string;
+  json?: boolean;
+}
+
+/**
+ * `openprogram resume <session_id>`: continues the session's latest
+ * interrupted, failed or waiting turn (or `--turn <id>`) by replay, in this
+ * process; recorded calls are not run again.
+ */
+export function resumeCommand(sessionId: string, flags: ResumeFlags, context: CommandContext): Promise<number> {
+  return runResume({ sessionId, turnId: flags.turn, answersFile: flags.answers, json: flags.json === true }, context);
+}

@@ -1,0 +1,127 @@
+import {
+  AnswerRequiredError,
+  prepareResume,
+  resumeTurn,
+  TurnNotResumableError,
+  type PreparedResume,
+} from "@openprogram/session-context";
+import { chooseAsker } from "./asker.js";
+import { interruptOnSignals } from "./cancellation.js";
+import type { CommandContext } from "./command-context.js";
+import { EXIT_CODES } from "./exit-codes.js";
+import { isTerminal } from "./io.js";
+import { formatResult, sessionLine, writeJson, writeLine } from "./output.js";
+import { createProgressPrinter } from "./progress.js";
+import { reportFailure } from "./report.js";
+import { resolveProgramRef } from "./resume-program.js";
+import { runTurn } from "./run-turn.js";
+import { configuredRuntime } from "./runtime.js";
+import { requireExistingSession } from "./session-selection.js";
+
+/** What to resume, and how. */
+export interface ResumeRequest {
+  sessionId: string;
+  turnId?: string | undefined;
+  /** The answer to the pending question, recorded as the turn resumes. */
+  answer?: string | undefined;
+  questionId?: string | undefined;
+  /** `--answers <file>`: answers to the questions the resumed turn asks live. */
+  answersFile?: string | undefined;
+  json: boolean;
+}
+
+/** The --json output of a successful resume. */
+export interface ResumeJsonResult {
+  ok: true;
+  session_id: string;
+  created: false;
+  /** The new turn that continued the interrupted one. */
+  turn_id: string;
+  /** The turn it continued. */
+  resumed_turn_id: string;
+  result: unknown;
+}
+
+/**
+ * Resumes a turn in this process and prints like `run`: the result on
+ * stdout, `session: <id> ...` last on stderr, run's exit codes (75 when
+ * another process runs or resumes the turn). Everything is checked first
+ * (session, turn, answer, program, a way to answer a waiting question), so a
+ * bad request exits 2 and writes nothing.
+ */
+export async function runResume(request: ResumeRequest, context: CommandContext): Promise<number> {
+  const { io } = context;
+  const { json } = request;
+  let prepared: PreparedResume;
+  let asker: ReturnType<typeof chooseAsker>;
+  try {
+    const sessionId = await requireExistingSession(request.sessionId);
+    asker = chooseAsker(io, request.answersFile);
+    prepared = await prepareResume({
+      sessionId,
+      ...(request.turnId !== undefined ? { turnId: request.turnId } : {}),
+      ...(request.answer !== undefined ? { answer: request.answer } : {}),
+      ...(request.questionId !== undefined ? { questionId: request.questionId } : {}),
+      resolveProgram: async (ref, turn) => {
+        try {
+          return await resolveProgramRef(ref, io.cwd);
+        } catch (error) {
+          throw new TurnNotResumableError(
+            `Turn ${turn.turnId} of session '${sessionId}' ran ${ref}, which cannot be loaded now: ${(error as Error).message}`,
+            { cause: error },
+          );
+        }
+      },
+    });
+    const { question } = prepared.turn;
+    if (question && prepared.answer === undefined && asker === null)
+      throw new AnswerRequiredError(sessionId, question.questionId, question.question);
+  } catch (error) {
+    return reportFailure(context, error, { json, during: "setup" });
+  }
+  const interruption = interruptOnSignals(io);
+  try {
+    const onEvent = isTerminal(io.stderr)
+      ? createProgressPrinter(io.stderr, { calls: true, stages: false })
+      : undefined;
+    const recorded = prepared.recordedProgram;
+    const outcome = await runTurn(
+      {
+        sessionId: prepared.turn.sessionId,
+        runtime: configuredRuntime(),
+        asker,
+        signal: interruption.signal,
+        ...(recorded ? { program: recorded } : {}),
+        ...(onEvent ? { onEvent } : {}),
+      },
+      () => resumeTurn(prepared),
+    );
+    if (!outcome.ok) {
+      return reportFailure(context, outcome.error, {
+        json,
+        during: "run",
+        handle: outcome.handle,
+        interruptedExitCode: interruption.exitCode(),
+      });
+    }
+    const { sessionId, turnId } = outcome.handle;
+    if (json) {
+      const result: ResumeJsonResult = {
+        ok: true,
+        session_id: sessionId,
+        created: false,
+        turn_id: turnId,
+        resumed_turn_id: prepared.turn.turnId,
+        result: outcome.value ?? null,
+      };
+      writeJson(io.stdout, result);
+    } else {
+      const text = formatResult(outcome.value);
+      if (text !== null) writeLine(io.stdout, text);
+    }
+    writeLine(io.stderr, sessionLine(sessionId));
+    return EXIT_CODES.ok;
+  } finally {
+    interruption.dispose();
+  }
+}

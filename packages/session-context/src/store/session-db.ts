@@ -579,6 +579,10 @@ export class SessionDB {
     if (!existsSync(paths.meta) || liveTurnLeases(paths).length > 0) return false;
     const entry = (await this.registry.read())[sessionId];
     if (!entry || !TURN_STATUSES.has(entry.status)) return false;
+    // A session that only waits for an answer is already as recovery leaves it: nothing to write.
+    const nodes = this.snapshotSync(sessionId).ordered;
+    if (!nodes.some((node) => statusAfterAbandon(node) !== null) && statusWhenIdle(nodes, "idle") === entry.status)
+      return false;
     try {
       return await this.withSessionLock(sessionId, async () => {
         // Checked again under the lock a turn takes its lease under: a turn that began meanwhile is left alone.

@@ -2,8 +2,8 @@
 // their sources, so `pnpm test` never runs against a stale build of a sibling.
 //
 // Tests come in two sets, chosen by vitest's `--mode`:
-//   light  (`pnpm test`, the `test` script): everything but the heavy files; turbo runs
-//          every package's light set at once.
+//   light  (`pnpm test`, the `test` script): everything but the heavy files; `npm test`
+//          runs three packages' light sets at a time.
 //   heavy  (`pnpm test:heavy`): files that load the whole machine (many processes, kill -9
 //          loops, hundreds of commits, a browser, npm installs). `npm test` runs them after the
 //          light set, one package at a time and one file at a time, so no two ever overlap.

@@ -88,39 +88,29 @@ function test() {
   if (!process.env.OPENPROGRAM_TEST_REPORT_DIR) rmSync(reportDir, { recursive: true, force: true });
   mkdirSync(reportDir, { recursive: true });
   env.OPENPROGRAM_TEST_REPORT_DIR = reportDir;
-  // CI order: build, typecheck, lint, test (turbo orders build first through dependsOn).
-  // The light tests of every package run at once.
-  let started = Date.now();
-  const light = run("pnpm", [
-    "exec",
-    "turbo",
-    "run",
+  // CI order: build, typecheck, lint, then the tests, so that type-aware lint (CPU-bound, one
+  // task per package) never shares the two cores with the tests.
+  const phases = [];
+  const phase = (name, args) => {
+    const started = Date.now();
+    const status = run("pnpm", ["exec", "turbo", "run", ...args, "--continue", "--output-logs=new-only"]);
+    phases.push(`${name} ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    return status;
+  };
+  const checks = phase("build, typecheck and lint", [
     "build",
     "typecheck",
     "//#typecheck:root",
     "lint",
     "//#lint:root",
-    "test",
-    "--continue",
-    "--output-logs=new-only",
   ]);
-  const lightSeconds = (Date.now() - started) / 1000;
+  // The light tests of three packages at a time (each vitest runs one file at a time on two cores).
+  const light = phase("light tests", ["test", "--concurrency=3"]);
   // The heavy tests (kill loops, hundreds of commits, a browser, npm installs) after them, one
   // package at a time: each is sized for a machine where none of the others runs beside it.
-  started = Date.now();
-  const heavy = run("pnpm", [
-    "exec",
-    "turbo",
-    "run",
-    "test:heavy",
-    "--concurrency=1",
-    "--continue",
-    "--output-logs=new-only",
-  ]);
-  say(
-    `build, typecheck, lint and light tests took ${lightSeconds.toFixed(0)} s; heavy tests ${((Date.now() - started) / 1000).toFixed(0)} s`,
-  );
-  const summary = summarizeReports(reportDir, light || heavy);
+  const heavy = phase("heavy tests", ["test:heavy", "--concurrency=1"]);
+  say(phases.join("; "));
+  const summary = summarizeReports(reportDir, checks || light || heavy);
   process.stdout.write(`${summary.lines.join("\n")}\n`);
   return summary.failed === 0 ? 0 : 1;
 }

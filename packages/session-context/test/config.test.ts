@@ -5,14 +5,14 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createRuntime, ProviderConfigError, resolveRuntimeConfig, ScriptedProvider } from "../src/index.js";
 import { removeTree } from "../src/testing/index.js";
 
-let home = "";
+const homes: string[] = [];
 afterEach(() => {
-  if (home) removeTree(home);
-  home = "";
+  for (const home of homes.splice(0)) removeTree(home);
 });
 
 function withConfigFile(content: unknown): NodeJS.ProcessEnv {
-  home = mkdtempSync(join(tmpdir(), "openprogram-config-"));
+  const home = mkdtempSync(join(tmpdir(), "openprogram-config-"));
+  homes.push(home);
   if (content !== undefined)
     writeFileSync(join(home, "config.json"), typeof content === "string" ? content : JSON.stringify(content));
   return { OPENPROGRAM_HOME: home };
@@ -80,7 +80,9 @@ describe("runtime configuration", () => {
 
   it("refuses a config.json that is not JSON, naming the file", () => {
     const env = withConfigFile("{ provider: openai");
-    expect(() => resolveRuntimeConfig(env)).toThrow(new RegExp(`${join(home, "config.json")} is not valid JSON`));
+    expect(() => resolveRuntimeConfig(env)).toThrow(
+      new RegExp(`${join(env.OPENPROGRAM_HOME as string, "config.json")} is not valid JSON`),
+    );
   });
 
   it("builds each provider, and names the missing key", () => {

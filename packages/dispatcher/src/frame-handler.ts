@@ -1,7 +1,9 @@
 import {
+  answerQuestion,
   deleteSession,
   describeSession,
   listSessions,
+  NoPendingQuestionError,
   sessionExists,
   SessionNotFoundError,
   toOpenProgramError,
@@ -9,11 +11,12 @@ import {
   type SessionDB,
 } from "@openprogram/session-context";
 import type { Client } from "./client.js";
-import { NoRunningTurnError } from "./errors.js";
+import { NoRunningTurnError, UnknownQuestionError } from "./errors.js";
 import type { EventLogger } from "./logging.js";
 import { parseClientFrame } from "./parse-frame.js";
 import type { ProgramRegistry } from "./programs.js";
-import type { ClientFrame } from "./protocol.js";
+import type { AnswerFrame, ClientFrame } from "./protocol.js";
+import { latestTurn, questionFrameOf, resumableInfo } from "./stopped-turns.js";
 import type { Subscriptions } from "./subscriptions.js";
 import type { Turns } from "./turns.js";
 import type { WebAsker } from "./web-asker.js";
@@ -75,7 +78,20 @@ export class FrameHandler {
         turns.start(client, frame);
         return;
       case "answer":
-        asker.answer(frame.question_id, frame.value);
+        if (asker.sessionOf(frame.question_id) !== undefined) {
+          asker.answer(frame.question_id, frame.value);
+          return;
+        }
+        if (frame.session_id === undefined) throw new UnknownQuestionError(frame.question_id, true);
+        await this.answerElsewhere(client, { ...frame, session_id: frame.session_id });
+        return;
+      case "resume":
+        await turns.resume(client, {
+          sessionId: frame.session_id,
+          turnId: frame.turn_id,
+          clientMsgId: frame.client_msg_id,
+        });
+        this.deps.log.info("turn_resume_requested", { client: client.id, session_id: frame.session_id });
         return;
       case "decline":
         asker.decline(frame.question_id, frame.reason);
@@ -98,7 +114,13 @@ export class FrameHandler {
           status: record.status,
           busy: turns.isBusy(frame.session_id),
         });
-        for (const question of asker.pendingFor(frame.session_id)) client.send(question);
+        const pending = asker.pendingFor(frame.session_id);
+        for (const question of pending) client.send(question);
+        // A question of a turn that is not running here (asked before a restart, or by a CLI run) waits on disk.
+        if (pending.length === 0 && !turns.isBusy(frame.session_id)) {
+          const stored = questionFrameOf(latestTurn(db, frame.session_id));
+          if (stored) client.send(stored);
+        }
         return;
       }
       case "unsubscribe":
@@ -119,6 +141,7 @@ export class FrameHandler {
           nodes: detail.nodes,
           problems: detail.problems,
           busy: turns.isBusy(frame.session_id),
+          resumable: turns.isBusy(frame.session_id) ? null : resumableInfo(latestTurn(db, frame.session_id)),
         });
         return;
       }
@@ -139,6 +162,50 @@ export class FrameHandler {
         client.send({ type: "programs", programs: programs.list() });
         return;
     }
+  }
+
+  /**
+   * An answer to a question no turn of this dispatcher waits for. When a live
+   * process waits for it (a CLI run), the core records it and that process
+   * continues; when none does (its process stopped), the turn resumes here by
+   * replay with the answer filled in.
+   */
+  private async answerElsewhere(client: Client, frame: AnswerFrame & { session_id: string }): Promise<void> {
+    const { db, turns, subscriptions, log } = this.deps;
+    const sessionId = frame.session_id;
+    const turn = latestTurn(db, sessionId);
+    if (!turn?.question) {
+      if (!(await sessionExists(sessionId, { db }))) throw new SessionNotFoundError(sessionId);
+      throw new NoPendingQuestionError(
+        `Session '${sessionId}' has no question waiting for an answer` +
+          (turn ? ` (its latest turn ${turn.turnId} is ${turn.status}).` : "."),
+      );
+    }
+    if (turn.live) {
+      const answered = await answerQuestion({ sessionId, db, value: frame.value, questionId: frame.question_id });
+      if (answered.live) {
+        const closed = {
+          type: "question_closed",
+          session_id: sessionId,
+          question_id: answered.questionId,
+          outcome: "answered",
+        } as const;
+        subscriptions.publish(sessionId, closed);
+        if (!subscriptions.isSubscribed(client, sessionId)) client.send(closed);
+        log.info("answer_delivered", { client: client.id, session_id: sessionId, turn_id: answered.turnId });
+        return;
+      }
+      // The asking process went away meanwhile: the answer is recorded, and the turn continues here.
+      await turns.resume(client, { sessionId, turnId: answered.turnId, clientMsgId: frame.client_msg_id });
+      return;
+    }
+    await turns.resume(client, {
+      sessionId,
+      answer: frame.value,
+      questionId: frame.question_id,
+      clientMsgId: frame.client_msg_id,
+    });
+    log.info("turn_resume_requested", { client: client.id, session_id: sessionId, answered: frame.question_id });
   }
 
   private reject(client: Client, code: string, message: string, ref?: string, action?: string): void {

@@ -1,9 +1,9 @@
 import {
-  answerQuestion,
   deleteSession,
   describeSession,
   listSessions,
-  NoPendingQuestionError,
+  prepareResume,
+  routeAnswer,
   sessionExists,
   SessionNotFoundError,
   toOpenProgramError,
@@ -88,8 +88,14 @@ export class FrameHandler {
       case "resume":
         await turns.resume(client, {
           sessionId: frame.session_id,
-          turnId: frame.turn_id,
           clientMsgId: frame.client_msg_id,
+          prepare: () =>
+            prepareResume({
+              sessionId: frame.session_id,
+              db,
+              resolveProgram: turns.resolveProgram,
+              ...(frame.turn_id !== undefined ? { turnId: frame.turn_id } : {}),
+            }),
         });
         this.deps.log.info("turn_resume_requested", { client: client.id, session_id: frame.session_id });
         return;
@@ -165,47 +171,38 @@ export class FrameHandler {
   }
 
   /**
-   * An answer to a question no turn of this dispatcher waits for. When a live
-   * process waits for it (a CLI run), the core records it and that process
-   * continues; when none does (its process stopped), the turn resumes here by
-   * replay with the answer filled in.
+   * An answer to a question no turn of this dispatcher waits for, routed by
+   * the core: to the live process that waits for it (a CLI run), which
+   * continues; or, when its process is gone, into a resume of the turn here
+   * by replay with the answer filled in.
    */
   private async answerElsewhere(client: Client, frame: AnswerFrame & { session_id: string }): Promise<void> {
     const { db, turns, subscriptions, log } = this.deps;
     const sessionId = frame.session_id;
-    const turn = latestTurn(db, sessionId);
-    if (!turn?.question) {
-      if (!(await sessionExists(sessionId, { db }))) throw new SessionNotFoundError(sessionId);
-      throw new NoPendingQuestionError(
-        `Session '${sessionId}' has no question waiting for an answer` +
-          (turn ? ` (its latest turn ${turn.turnId} is ${turn.status}).` : "."),
-      );
-    }
-    if (turn.live) {
-      const answered = await answerQuestion({ sessionId, db, value: frame.value, questionId: frame.question_id });
-      if (answered.live) {
+    await turns.resume(client, {
+      sessionId,
+      clientMsgId: frame.client_msg_id,
+      prepare: async () => {
+        const route = await routeAnswer({
+          sessionId,
+          db,
+          value: frame.value,
+          questionId: frame.question_id,
+          resolveProgram: turns.resolveProgram,
+        });
+        if (route.kind === "resume") return route.prepared;
         const closed = {
           type: "question_closed",
           session_id: sessionId,
-          question_id: answered.questionId,
+          question_id: route.answered.questionId,
           outcome: "answered",
         } as const;
         subscriptions.publish(sessionId, closed);
         if (!subscriptions.isSubscribed(client, sessionId)) client.send(closed);
-        log.info("answer_delivered", { client: client.id, session_id: sessionId, turn_id: answered.turnId });
-        return;
-      }
-      // The asking process went away meanwhile: the answer is recorded, and the turn continues here.
-      await turns.resume(client, { sessionId, turnId: answered.turnId, clientMsgId: frame.client_msg_id });
-      return;
-    }
-    await turns.resume(client, {
-      sessionId,
-      answer: frame.value,
-      questionId: frame.question_id,
-      clientMsgId: frame.client_msg_id,
+        log.info("answer_delivered", { client: client.id, session_id: sessionId, turn_id: route.answered.turnId });
+        return null;
+      },
     });
-    log.info("turn_resume_requested", { client: client.id, session_id: sessionId, answered: frame.question_id });
   }
 
   private reject(client: Client, code: string, message: string, ref?: string, action?: string): void {

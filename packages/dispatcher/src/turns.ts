@@ -2,7 +2,6 @@ import {
   chat,
   createRuntime,
   isCancellation,
-  prepareResume,
   resumeTurn,
   RuntimeMissingError,
   SessionBusyError,
@@ -50,14 +49,15 @@ type TurnWork =
   | { kind: "run"; program: RegisteredProgram; input: unknown }
   | { kind: "resume"; prepared: PreparedResume };
 
-/** What a `resume` frame (or an answer to a question whose process is gone) asks to continue. */
+/** The turn a `resume` (or an answer to a question whose process is gone) continues. */
 export interface ResumeRequest {
   sessionId: string;
-  turnId?: string | undefined;
-  /** The answer to the question the turn waits for, recorded as it resumes. */
-  answer?: string | undefined;
-  questionId?: string | undefined;
   clientMsgId?: string | undefined;
+  /**
+   * The core's checks (prepareResume, routeAnswer), run once the session is
+   * reserved here; null: nothing to run (the answer went to a live process).
+   */
+  prepare: () => Promise<PreparedResume | null>;
 }
 
 /** Cancelled turns get this long to record themselves and commit before shutdown gives up on them. */
@@ -146,19 +146,16 @@ export class Turns {
     const { sessionId } = request;
     this.admit(client, sessionId);
     const turn = this.reserve(client, sessionId);
-    let prepared: PreparedResume;
+    let prepared: PreparedResume | null;
     try {
-      prepared = await prepareResume({
-        sessionId,
-        db: this.deps.db,
-        resolveProgram: this.resolveProgram,
-        ...(request.turnId !== undefined ? { turnId: request.turnId } : {}),
-        ...(request.answer !== undefined ? { answer: request.answer } : {}),
-        ...(request.questionId !== undefined ? { questionId: request.questionId } : {}),
-      });
+      prepared = await request.prepare();
     } catch (error) {
       this.release(client, turn);
       throw error;
+    }
+    if (prepared === null) {
+      this.release(client, turn);
+      return;
     }
     turn.done = this.execute(client, { kind: "resume", prepared }, request.clientMsgId, turn).finally(() =>
       this.release(client, turn),
@@ -166,7 +163,7 @@ export class Turns {
   }
 
   /** The registered program a turn to resume recorded; only registered programs run here, never a module by path. */
-  private readonly resolveProgram: ProgramResolver = (ref, turn) => {
+  readonly resolveProgram: ProgramResolver = (ref, turn) => {
     const program = this.deps.programs.forRef(ref);
     if (!program) {
       const names = this.deps.programs.names();

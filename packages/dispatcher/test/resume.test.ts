@@ -260,6 +260,27 @@ describe("the resume frame", () => {
     );
     expect(noQuestion.code).toBe("no_pending_question");
     expect(bodies()).toHaveLength(3);
+
+    // A session of chat turns only has no question to answer, nor a turn to resume; an unknown one is named.
+    client.send({ type: "chat", text: "Hello" });
+    const chat = asFrame(await client.next(["session", "error"]), "session");
+    await client.next("turn_done", (frame) => frame.session_id === chat.session_id);
+    const chatAnswer = asError(
+      await client.request(
+        { type: "answer", session_id: chat.session_id, question_id: "0123456789ab", value: "x" },
+        "session",
+      ),
+    );
+    expect(chatAnswer.code).toBe("no_pending_question");
+    const chatResume = asError(await client.request({ type: "resume", session_id: chat.session_id }, "session"));
+    expect(chatResume.code).toBe("nothing_to_resume");
+    const unknownSession = asError(
+      await client.request(
+        { type: "answer", session_id: "no_such_session", question_id: "0123456789ab", value: "x" },
+        "session",
+      ),
+    );
+    expect(unknownSession.code).toBe("session_not_found");
   });
 
   it("two resumes of one turn at once: one wins, the other gets session_busy", async () => {

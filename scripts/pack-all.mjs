@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `pnpm pack:all [dir]`: builds every published package and writes one
+// `npm run pack:all -- [dir]`: builds every published package and writes one
 // installable tarball of each into <dir> (default ./packs), then prints the
 // npm command that installs them together in any project. Until the packages
 // are on the registry this is how they are used outside the workspace.
@@ -8,7 +8,8 @@ import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { manifestOf, PUBLISHED, root } from "./publishable.mjs";
 
-const destination = resolve(process.argv[2] ?? join(root, "packs"));
+// npm run starts scripts in the workspace root; a relative <dir> means relative to where the user typed it.
+const destination = resolve(process.env.INIT_CWD ?? process.cwd(), process.argv[2] ?? join(root, "packs"));
 
 function run(command, args, cwd) {
   const result = spawnSync(command, args, { cwd, stdio: ["ignore", "ignore", "inherit"], env: process.env });

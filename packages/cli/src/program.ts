@@ -30,12 +30,14 @@ a question still waiting is answered with \`openprogram answer <session> <value>
 
 Environment:
   OPENPROGRAM_HOME      where sessions live ($OPENPROGRAM_HOME/sessions; default ~/.openprogram)
-  OPENPROGRAM_PROVIDER  openai | anthropic | scripted | none (inferred from the variables below when unset)
+  OPENPROGRAM_PROVIDER  openai | anthropic | scripted | none | ollama | vllm | lmstudio (inferred when unset)
   OPENPROGRAM_MODEL     model name
   OPENAI_API_KEY, OPENAI_BASE_URL    any OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp)
   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL
   OPENPROGRAM_SCRIPT    scripted replies (a JSON array) for offline runs and tests
-  OPENPROGRAM_MAX_INPUT_BYTES  the most read from --input-file and --answers (default 8388608, 8 MiB)`;
+  OPENPROGRAM_MAX_INPUT_BYTES  the most read from --input-file and --answers (default 8388608, 8 MiB)
+  A project's openprogram.config.json (nearest from here up) and $OPENPROGRAM_HOME/config.json hold the
+  same settings; the environment wins over the project's file, which wins over config.json.`;
 
 const SESSION_HELP = "continue the session with this id, or create it under this id";
 const RESUME_HELP = "continue an existing session (exit 2, listing recent sessions, if it does not exist)";
@@ -66,6 +68,16 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
   const lazy = lazyActions(context, async (run) => {
     slot.result = await run;
   });
+
+  program
+    .command("init")
+    .description("write a small working program (two agentic functions, one asking you) into a directory")
+    .argument("[dir]", "where to write it (created if missing; default: here)")
+    .addHelpText(
+      "after",
+      "\nWrites program.mts, replies.json (canned model replies), openprogram.config.json and package.json; never\noverwrites a file. `openprogram run program.mts` then works offline at once, without npm install.",
+    )
+    .action(lazy(() => import("./commands/init.js").then((loaded) => loaded.initCommand)));
 
   program
     .command("run")

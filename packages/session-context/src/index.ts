@@ -76,6 +76,9 @@ export { createRuntime, type ProviderRuntimeConfig } from "./runtime/create-runt
 export {
   configPath,
   DEFAULT_MODELS,
+  findProjectConfig,
+  LOCAL_OPENAI_SERVERS,
+  PROJECT_CONFIG_FILE,
   resolveRuntimeConfig,
   type ProviderName,
   type ResolvedRuntimeConfig,

@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, statSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ProviderConfigError } from "../errors.js";
 import type { ScriptEntry } from "../providers/scripted.js";
 import { openProgramHome } from "../store/default-root.js";
@@ -44,34 +44,58 @@ interface FileConfig extends Partial<Omit<RuntimeConfig, "provider">> {
   provider?: string;
 }
 
+/** The file a project keeps its configuration in, found by walking up from the working directory. */
+export const PROJECT_CONFIG_FILE = "openprogram.config.json";
+
 /**
- * The runtime configuration from the environment, over `$OPENPROGRAM_HOME/config.json`.
- * Never depends on the entry point. Variables: OPENPROGRAM_PROVIDER,
- * OPENPROGRAM_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY, ANTHROPIC_API_KEY,
- * ANTHROPIC_BASE_URL, OPENPROGRAM_SCRIPT, OPENPROGRAM_SCRIPT_LOG,
- * OPENPROGRAM_MAX_RETRIES, OPENPROGRAM_MAX_TOKENS.
+ * Names of local OpenAI-compatible servers accepted as providers, with the
+ * base URL each listens on by default (OPENAI_BASE_URL or the file's baseUrl wins).
  */
-export function resolveRuntimeConfig(env: NodeJS.ProcessEnv = process.env): ResolvedRuntimeConfig {
-  const file = readConfigFile(env);
+export const LOCAL_OPENAI_SERVERS: Record<string, string> = {
+  ollama: "http://localhost:11434/v1",
+  vllm: "http://localhost:8000/v1",
+  lmstudio: "http://localhost:1234/v1",
+};
+
+/**
+ * The runtime configuration from the environment, over the project's
+ * `openprogram.config.json` (the nearest one from `cwd` up), over
+ * `$OPENPROGRAM_HOME/config.json`. Never depends on the entry point.
+ * Variables: OPENPROGRAM_PROVIDER, OPENPROGRAM_MODEL, OPENAI_BASE_URL,
+ * OPENAI_API_KEY, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENPROGRAM_SCRIPT,
+ * OPENPROGRAM_SCRIPT_LOG, OPENPROGRAM_MAX_RETRIES, OPENPROGRAM_MAX_TOKENS.
+ */
+export function resolveRuntimeConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): ResolvedRuntimeConfig {
+  const project = findProjectConfig(cwd);
+  const projectFile = project ? readConfigFile(project) : {};
+  const userFile = readConfigFile(configPath(env));
+  const file: FileConfig = { ...userFile, ...projectFile };
+  const fileName = (key: keyof FileConfig): string =>
+    project && projectFile[key] !== undefined ? PROJECT_CONFIG_FILE : "config.json";
   const explicit = nonEmpty(env.OPENPROGRAM_PROVIDER) ?? file.provider;
-  if (explicit === "none")
-    return {
-      config: null,
-      origin: env.OPENPROGRAM_PROVIDER ? "OPENPROGRAM_PROVIDER" : "config.json",
-      explicitlyNone: true,
-    };
+  const explicitOrigin = env.OPENPROGRAM_PROVIDER ? "OPENPROGRAM_PROVIDER" : fileName("provider");
+  if (explicit === "none") return { config: null, origin: explicitOrigin, explicitlyNone: true };
   let provider: ProviderName;
   let origin: string;
+  let localBaseUrl: string | undefined;
   if (explicit !== undefined) {
-    if (explicit !== "openai" && explicit !== "anthropic" && explicit !== "scripted") {
-      const variable = env.OPENPROGRAM_PROVIDER ? "OPENPROGRAM_PROVIDER" : configPath(env);
+    localBaseUrl = LOCAL_OPENAI_SERVERS[explicit];
+    if (explicit !== "openai" && explicit !== "anthropic" && explicit !== "scripted" && localBaseUrl === undefined) {
+      const variable = env.OPENPROGRAM_PROVIDER
+        ? "OPENPROGRAM_PROVIDER"
+        : fileName("provider") === PROJECT_CONFIG_FILE
+          ? (project as string)
+          : configPath(env);
       throw new ProviderConfigError(
         variable,
-        `Unknown provider ${JSON.stringify(explicit)} in ${variable}; use openai, anthropic, scripted or none.`,
+        `Unknown provider ${JSON.stringify(explicit)} in ${variable}; use openai, anthropic, scripted, none, or a local OpenAI-compatible server (${Object.keys(LOCAL_OPENAI_SERVERS).join(", ")}).`,
       );
     }
-    provider = explicit;
-    origin = env.OPENPROGRAM_PROVIDER ? "OPENPROGRAM_PROVIDER" : "config.json";
+    provider = localBaseUrl === undefined ? (explicit as ProviderName) : "openai";
+    origin = explicitOrigin;
   } else if (nonEmpty(env.OPENPROGRAM_SCRIPT)) {
     [provider, origin] = ["scripted", "OPENPROGRAM_SCRIPT"];
   } else if (nonEmpty(env.OPENAI_BASE_URL) || nonEmpty(env.OPENAI_API_KEY)) {
@@ -81,14 +105,19 @@ export function resolveRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Reso
   } else {
     return { config: null, origin: "none", explicitlyNone: false };
   }
+  // A relative path in the project's file means relative to that file, wherever the command runs.
+  const fromProject = (key: "script" | "scriptLog"): string | undefined => {
+    const value = projectFile[key];
+    return typeof value === "string" && project && !isAbsolute(value) ? resolve(dirname(project), value) : undefined;
+  };
   const config: RuntimeConfig = {
     provider,
     model: nonEmpty(env.OPENPROGRAM_MODEL) ?? file.model ?? DEFAULT_MODELS[provider],
     ...definedOnly({
-      baseUrl: baseUrlFor(provider, env) ?? file.baseUrl,
+      baseUrl: baseUrlFor(provider, env) ?? file.baseUrl ?? localBaseUrl,
       apiKey: apiKeyFor(provider, env) ?? file.apiKey,
-      script: nonEmpty(env.OPENPROGRAM_SCRIPT) ?? file.script,
-      scriptLog: nonEmpty(env.OPENPROGRAM_SCRIPT_LOG) ?? file.scriptLog,
+      script: nonEmpty(env.OPENPROGRAM_SCRIPT) ?? fromProject("script") ?? file.script,
+      scriptLog: nonEmpty(env.OPENPROGRAM_SCRIPT_LOG) ?? fromProject("scriptLog") ?? file.scriptLog,
       maxTokens: numberFrom(env, "OPENPROGRAM_MAX_TOKENS") ?? file.maxTokens,
       temperature: file.temperature,
       timeoutMs: file.timeoutMs,
@@ -98,13 +127,21 @@ export function resolveRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Reso
   return { config, origin, explicitlyNone: false };
 }
 
+/** The nearest `openprogram.config.json` from `cwd` up to the filesystem root, or null. */
+export function findProjectConfig(cwd: string = process.cwd()): string | null {
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    const candidate = join(dir, PROJECT_CONFIG_FILE);
+    if (statSync(candidate, { throwIfNoEntry: false })?.isFile()) return candidate;
+    if (dirname(dir) === dir) return null;
+  }
+}
+
 /** `$OPENPROGRAM_HOME/config.json`. */
 export function configPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(openProgramHome(env), "config.json");
 }
 
-function readConfigFile(env: NodeJS.ProcessEnv): FileConfig {
-  const path = configPath(env);
+function readConfigFile(path: string): FileConfig {
   let raw: string;
   try {
     raw = readFileSync(path, "utf8");

@@ -80,6 +80,7 @@ export {
   LOCAL_OPENAI_SERVERS,
   PROJECT_CONFIG_FILE,
   resolveRuntimeConfig,
+  type ConfigSources,
   type ProviderName,
   type ResolvedRuntimeConfig,
   type RuntimeConfig,

@@ -26,10 +26,11 @@ function withConfigFile(content: unknown): NodeJS.ProcessEnv {
 
 describe("runtime configuration", () => {
   it("is none when nothing is configured, and explicitly none when OPENPROGRAM_PROVIDER=none", () => {
-    expect(resolveRuntimeConfig(withConfigFile(undefined))).toEqual({
+    expect(resolveRuntimeConfig(withConfigFile(undefined))).toMatchObject({
       config: null,
       origin: "none",
       explicitlyNone: false,
+      sources: {},
     });
     expect(resolveRuntimeConfig({ ...withConfigFile(undefined), OPENPROGRAM_PROVIDER: "none" })).toMatchObject({
       config: null,
@@ -121,6 +122,17 @@ describe("runtime configuration", () => {
       expect(resolveRuntimeConfig(env, nested)).toEqual({
         origin: "openprogram.config.json",
         explicitlyNone: false,
+        files: {
+          project: join(root, "openprogram.config.json"),
+          user: join(env.OPENPROGRAM_HOME as string, "config.json"),
+        },
+        sources: {
+          provider: "openprogram.config.json",
+          model: "openprogram.config.json",
+          script: "openprogram.config.json",
+          baseUrl: "config.json",
+          maxTokens: "config.json",
+        },
         // A relative script path is relative to the file that names it, not to the working directory.
         config: {
           provider: "scripted",
@@ -132,7 +144,11 @@ describe("runtime configuration", () => {
       });
       expect(
         resolveRuntimeConfig({ ...env, OPENPROGRAM_PROVIDER: "openai", OPENPROGRAM_MODEL: "from-env" }, nested),
-      ).toMatchObject({ origin: "OPENPROGRAM_PROVIDER", config: { provider: "openai", model: "from-env" } });
+      ).toMatchObject({
+        origin: "OPENPROGRAM_PROVIDER",
+        config: { provider: "openai", model: "from-env" },
+        sources: { provider: "OPENPROGRAM_PROVIDER", model: "OPENPROGRAM_MODEL", baseUrl: "config.json" },
+      });
     });
 
     it("refuses a file that is not JSON, naming it", () => {
@@ -156,9 +172,13 @@ describe("runtime configuration", () => {
     ["lmstudio", "http://localhost:1234/v1"],
   ])("accepts %s as the OpenAI-compatible provider at its usual local address", (name, baseUrl) => {
     const env = { ...withConfigFile(undefined), OPENPROGRAM_PROVIDER: name, OPENPROGRAM_MODEL: "llama3" };
-    expect(resolveRuntimeConfig(env)).toMatchObject({ config: { provider: "openai", baseUrl, model: "llama3" } });
+    expect(resolveRuntimeConfig(env)).toMatchObject({
+      config: { provider: "openai", baseUrl, model: "llama3" },
+      sources: { provider: "OPENPROGRAM_PROVIDER", baseUrl: `${name}'s usual address`, model: "OPENPROGRAM_MODEL" },
+    });
     expect(resolveRuntimeConfig({ ...env, OPENAI_BASE_URL: "http://gpu-box:9000/v1" })).toMatchObject({
       config: { baseUrl: "http://gpu-box:9000/v1" },
+      sources: { baseUrl: "OPENAI_BASE_URL" },
     });
     expect(createRuntime(resolveRuntimeConfig(env).config ?? undefined)?.provider.name).toBe("openai");
   });

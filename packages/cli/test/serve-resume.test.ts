@@ -26,8 +26,16 @@ beforeAll(() => {
   home = createCliHome();
 });
 afterAll(() => home.cleanup());
+/** Request indexes (0-based, per test) answered with HTTP 500. */
+let failing: Set<number>;
+/** While set, replies wait for it: a resume then stays running while another one asks. */
+let gate: Promise<void> | null;
 beforeEach(async () => {
-  server = await startFakeOpenAIServer((request) => {
+  failing = new Set();
+  gate = null;
+  server = await startFakeOpenAIServer(async (request, index) => {
+    if (gate) await gate;
+    if (failing.has(index)) return { status: 500, message: `request ${index} fails` };
     const last = request.json.messages?.at(-1)?.content ?? "";
     return last.startsWith("Suggest") ? "Lisbon" : `a plan for: ${last}`;
   });
@@ -146,5 +154,70 @@ describe("a question asked through openprogram serve outlives it", () => {
     const doctor = await runCli(["sessions", "doctor", sessionId], { env: env() });
     expect(doctor.stdout + doctor.stderr).not.toMatch(/error|warn/i);
     expect(doctor.code).toBe(0);
+  });
+});
+
+describe("two resumes of one web turn at once, from the web and from the CLI", () => {
+  /** A web turn that failed at its first model request; the client that ran it. */
+  async function failedTurn(served: { wsUrl: string }): Promise<{ client: TestClient; sessionId: string }> {
+    const client = await TestClient.connect(served.wsUrl);
+    const first = server.requests.length;
+    failing.add(first);
+    client.send({ type: "run", program: "pick_destination", input: { region: "Portugal" } });
+    const session = asType(await client.next(["session", "error"]), "session");
+    expect((await client.next("turn_failed")).error.code).toBe("provider_error");
+    return { client, sessionId: session.session_id };
+  }
+
+  /** Runs the web's turn to its end, answering its question; returns how it ended. */
+  async function webTurnEnd(client: TestClient): Promise<string> {
+    for (;;) {
+      const frame = await client.next(["question", "turn_done", "turn_failed"]);
+      if (frame.type === "question") client.send({ type: "answer", question_id: frame.question_id, value: "comfort" });
+      else return frame.type === "turn_done" ? "done" : frame.error.code;
+    }
+  }
+
+  it("the web's resume runs; `openprogram resume` meanwhile exits 75 (session_busy); then the CLI's runs and the web's is refused", async () => {
+    const served = await startServe();
+    const answers = home.file("comfort.txt", "comfort\n");
+
+    // The web first: its resume holds the turn (its model request waits) while the CLI asks.
+    const webFirst = await failedTurn(served);
+    let open: () => void = () => undefined;
+    gate = new Promise((resolve) => (open = resolve));
+    const sent = server.requests.length;
+    webFirst.client.send({ type: "resume", session_id: webFirst.sessionId });
+    asType(await webFirst.client.next(["session", "error"]), "session");
+    await waitFor(() => server.requests.length > sent, "the web's resume to send its request");
+    const refused = await runCli(["resume", webFirst.sessionId, "--answers", answers, "--json"], { env: env() });
+    expect(refused.code).toBe(75);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ ok: false, error: { code: "session_busy" } });
+    open();
+    expect(await webTurnEnd(webFirst.client)).toBe("done");
+
+    // The CLI first: the web's resume meanwhile is refused before anything runs.
+    const cliFirst = await failedTurn(served);
+    gate = new Promise((resolve) => (open = resolve));
+    const before = server.requests.length;
+    const fromCli = runCli(["resume", cliFirst.sessionId, "--answers", answers, "--json"], { env: env() });
+    await waitFor(() => server.requests.length > before, "the CLI's resume to send its request");
+    const busy = await cliFirst.client.request({ type: "resume", session_id: cliFirst.sessionId }, "session");
+    expect(busy).toMatchObject({ type: "error", code: "session_busy", action: "resume" });
+    open();
+    const resumed = await fromCli;
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ ok: true, result: { style: "comfort" } });
+
+    // In each session: the failed suggestion sent again once, by the winner, and the plan once.
+    for (const sessionId of [webFirst.sessionId, cliFirst.sessionId]) {
+      const tops = (await home.db.loadNodes(sessionId)).filter((node) => node.name === "pick_destination");
+      expect(tops.map((node) => node.metadata.status)).toEqual(["failed", "completed"]);
+    }
+    const bodies = server.requests.map((request) => request.body);
+    expect(bodies).toHaveLength(6);
+    expect(new Set(bodies).size).toBe(2);
+    webFirst.client.close();
+    cliFirst.client.close();
   });
 });

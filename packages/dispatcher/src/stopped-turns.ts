@@ -1,4 +1,4 @@
-import { describeTurn, type ResumableTurn, type SessionDB } from "@openprogram/session-context";
+import { describeTurn, hasErrorCode, type ResumableTurn, type SessionDB } from "@openprogram/session-context";
 import type { QuestionFrame, ResumableTurnInfo } from "./protocol.js";
 
 /**
@@ -8,8 +8,10 @@ import type { QuestionFrame, ResumableTurnInfo } from "./protocol.js";
 export function latestTurn(db: SessionDB, sessionId: string): ResumableTurn | null {
   try {
     return describeTurn({ db, sessionId });
-  } catch {
-    return null; // no resumable turn recorded (or the session went away meanwhile): nothing to offer
+  } catch (error) {
+    // No turn recorded what resuming needs (a chat), or the session went away meanwhile: nothing to offer.
+    if (hasErrorCode(error, "nothing_to_resume") || hasErrorCode(error, "session_not_found")) return null;
+    throw error;
   }
 }
 

@@ -93,7 +93,7 @@ export class FrameHandler {
             prepareResume({
               sessionId: frame.session_id,
               db,
-              resolveProgram: turns.resolveProgram,
+              resolveProgram: programs.resolveProgram,
               ...(frame.turn_id !== undefined ? { turnId: frame.turn_id } : {}),
             }),
         });
@@ -177,7 +177,7 @@ export class FrameHandler {
    * by replay with the answer filled in.
    */
   private async answerElsewhere(client: Client, frame: AnswerFrame & { session_id: string }): Promise<void> {
-    const { db, turns, subscriptions, log } = this.deps;
+    const { db, turns, subscriptions, programs, log } = this.deps;
     const sessionId = frame.session_id;
     await turns.resume(client, {
       sessionId,
@@ -188,7 +188,7 @@ export class FrameHandler {
           db,
           value: frame.value,
           questionId: frame.question_id,
-          resolveProgram: turns.resolveProgram,
+          resolveProgram: programs.resolveProgram,
         });
         if (route.kind === "resume") return route.prepared;
         const closed = {

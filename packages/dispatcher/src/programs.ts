@@ -1,4 +1,11 @@
-import { clipText, InvalidInputError, isAgenticFunction, registeredProgramRef } from "@openprogram/session-context";
+import {
+  clipText,
+  InvalidInputError,
+  isAgenticFunction,
+  registeredProgramRef,
+  TurnNotResumableError,
+  type ProgramResolver,
+} from "@openprogram/session-context";
 import { UnknownProgramError } from "./errors.js";
 import type { ServedProgram } from "./options.js";
 import type { ProgramInfo } from "./protocol.js";
@@ -60,6 +67,22 @@ export class ProgramRegistry {
     if (!program) throw new UnknownProgramError(name, this.names());
     return program;
   }
+
+  /**
+   * Finds the program a turn to resume recorded (the core's resolveProgram):
+   * only a registered program runs here, never a module named on disk.
+   */
+  readonly resolveProgram: ProgramResolver = (ref, turn) => {
+    const program = this.forRef(ref);
+    if (!program) {
+      throw new TurnNotResumableError(
+        `Turn ${turn.turnId} of session '${turn.sessionId}' ran ${ref}, which this dispatcher does not register ` +
+          `(registered: ${this.names().join(", ") || "none"}). Start the dispatcher with that program (openprogram serve --program), ` +
+          "or continue the turn with `openprogram resume`.",
+      );
+    }
+    return { run: (input: unknown) => program.invoke(input) };
+  };
 
   /** Registered names, sorted. */
   names(): string[] {

@@ -7,10 +7,8 @@ import {
   SessionBusyError,
   sessionContext,
   toOpenProgramError,
-  TurnNotResumableError,
   TurnSuspendedError,
   type PreparedResume,
-  type ProgramResolver,
   type Runtime,
   type SessionDB,
   type SessionEvent,
@@ -161,20 +159,6 @@ export class Turns {
       this.release(client, turn),
     );
   }
-
-  /** The registered program a turn to resume recorded; only registered programs run here, never a module by path. */
-  readonly resolveProgram: ProgramResolver = (ref, turn) => {
-    const program = this.deps.programs.forRef(ref);
-    if (!program) {
-      const names = this.deps.programs.names();
-      throw new TurnNotResumableError(
-        `Turn ${turn.turnId} of session '${turn.sessionId}' ran ${ref}, which this dispatcher does not register ` +
-          `(registered: ${names.join(", ") || "none"}). Start the dispatcher with that program (openprogram serve --program), ` +
-          "or continue the turn with `openprogram resume`.",
-      );
-    }
-    return { run: (input: unknown) => program.invoke(input) };
-  };
 
   /** The checks every new turn passes before anything is reserved or written. */
   private admit(client: Client, sessionId: string | undefined): void {

@@ -57,13 +57,15 @@ function env(): Record<string, string> {
 const PROGRAM = `${program("pick-destination.mjs")}#pickDestination`;
 
 /** `openprogram serve --port 0 --program ...`; resolves once it listens, with its WebSocket URL (token included). */
-async function startServe(): Promise<{
+async function startServe(extra: string[] = []): Promise<{
   child: ReturnType<typeof spawnCli>;
   run: ReturnType<typeof collect>;
   wsUrl: string;
 }> {
   // A long grace period: a turn waiting for an answer must be suspended at once, not after it.
-  const child = spawnCli(["serve", "--port", "0", "--grace-ms", "60000", "--program", PROGRAM], { env: env() });
+  const child = spawnCli(["serve", "--port", "0", "--grace-ms", "60000", "--program", PROGRAM, ...extra], {
+    env: env(),
+  });
   const run = collect(child);
   const lines = (): Json[] =>
     run
@@ -85,76 +87,82 @@ function asType<T extends ServerFrame["type"]>(frame: ServerFrame, type: T): Ext
 }
 
 describe("a question asked through openprogram serve outlives it", () => {
-  it("SIGTERM while the turn waits, a restart, `openprogram answer` from the CLI: the turn completes and the web sees the result", async () => {
-    const first = await startServe();
-    const asking = await TestClient.connect(first.wsUrl);
-    asking.send({ type: "run", program: "pick_destination", input: { region: "Portugal" } });
-    const session = asType(await asking.next(["session", "error"]), "session");
-    const sessionId = session.session_id;
-    const question = await asking.next("question");
-    expect(question.question).toBe("Which style of trip to Lisbon?");
+  it.each([
+    ["in the server's process", []],
+    ["in a child process (--isolate)", ["--isolate"]],
+  ])(
+    "SIGTERM while the turn waits %s, a restart, `openprogram answer` from the CLI: the turn completes and the web sees the result",
+    async (_where, extra: string[]) => {
+      const first = await startServe(extra);
+      const asking = await TestClient.connect(first.wsUrl);
+      asking.send({ type: "run", program: "pick_destination", input: { region: "Portugal" } });
+      const session = asType(await asking.next(["session", "error"]), "session");
+      const sessionId = session.session_id;
+      const question = await asking.next("question");
+      expect(question.question).toBe("Which style of trip to Lisbon?");
 
-    process.kill(first.child.pid as number, "SIGTERM");
-    const stopped = await first.run;
-    expect(stopped.code).toBe(0);
-    expect((await asking.next("turn_failed")).error.code).toBe("cancelled");
-    expect((await asking.waitClosed()).code).toBe(1001);
-    const log = stopped.stdout
-      .split("\n")
-      .filter((line) => line.startsWith("{"))
-      .map((line) => JSON.parse(line) as Json);
-    expect(log.find((entry) => entry.event === "turns_suspended")).toMatchObject({ count: 1 });
-    expect(log.some((entry) => entry.event === "turns_cancelled")).toBe(false);
-    const waiting = (await home.db.loadNodes(sessionId)).find((node) => node.name === "ask_user");
-    expect(waiting).toMatchObject({ id: question.question_id, metadata: { status: "waiting" } });
-    expect((await home.db.getSession(sessionId))?.status).toBe("needs_input");
+      process.kill(first.child.pid as number, "SIGTERM");
+      const stopped = await first.run;
+      expect(stopped.code).toBe(0);
+      expect((await asking.next("turn_failed")).error.code).toBe("cancelled");
+      expect((await asking.waitClosed()).code).toBe(1001);
+      const log = stopped.stdout
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as Json);
+      expect(log.find((entry) => entry.event === "turns_suspended")).toMatchObject({ count: 1 });
+      expect(log.some((entry) => entry.event === "turns_cancelled")).toBe(false);
+      const waiting = (await home.db.loadNodes(sessionId)).find((node) => node.name === "ask_user");
+      expect(waiting).toMatchObject({ id: question.question_id, metadata: { status: "waiting" } });
+      expect((await home.db.getSession(sessionId))?.status).toBe("needs_input");
 
-    // Started again on the same store: the page (any subscriber) is shown the question.
-    const second = await startServe();
-    const watching = await TestClient.connect(second.wsUrl);
-    watching.send({ type: "subscribe", session_id: sessionId });
-    expect(asType(await watching.next(["subscribed", "error"]), "subscribed").status).toBe("needs_input");
-    expect(await watching.next("question")).toMatchObject({
-      question_id: question.question_id,
-      question: "Which style of trip to Lisbon?",
-      choices: ["budget", "comfort"],
-    });
+      // Started again on the same store: the page (any subscriber) is shown the question.
+      const second = await startServe(extra);
+      const watching = await TestClient.connect(second.wsUrl);
+      watching.send({ type: "subscribe", session_id: sessionId });
+      expect(asType(await watching.next(["subscribed", "error"]), "subscribed").status).toBe("needs_input");
+      expect(await watching.next("question")).toMatchObject({
+        question_id: question.question_id,
+        question: "Which style of trip to Lisbon?",
+        choices: ["budget", "comfort"],
+      });
 
-    const answered = await runCli(["answer", sessionId, "2", "--json"], { env: env() });
-    expect(answered.stderr).not.toContain("error [");
-    expect(answered.code).toBe(0);
-    const expected = { destination: "Lisbon", style: "comfort", plan: "a plan for: Plan a comfort trip to Lisbon." };
-    expect(JSON.parse(answered.stdout)).toMatchObject({
-      ok: true,
-      session_id: sessionId,
-      resumed_turn_id: session.turn_id,
-      result: expected,
-    });
-    // Each model request once across the three processes: the first call was replayed, not sent again.
-    const bodies = server.requests.map((request) => request.body);
-    expect(bodies).toHaveLength(2);
-    expect(new Set(bodies).size).toBe(2);
+      const answered = await runCli(["answer", sessionId, "2", "--json"], { env: env() });
+      expect(answered.stderr).not.toContain("error [");
+      expect(answered.code).toBe(0);
+      const expected = { destination: "Lisbon", style: "comfort", plan: "a plan for: Plan a comfort trip to Lisbon." };
+      expect(JSON.parse(answered.stdout)).toMatchObject({
+        ok: true,
+        session_id: sessionId,
+        resumed_turn_id: session.turn_id,
+        result: expected,
+      });
+      // Each model request once across the three processes: the first call was replayed, not sent again.
+      const bodies = server.requests.map((request) => request.body);
+      expect(bodies).toHaveLength(2);
+      expect(new Set(bodies).size).toBe(2);
 
-    // The web sees the result: the session as the page loads it.
-    watching.send({ type: "get_session", session_id: sessionId });
-    const detail = asType(await watching.next(["session_detail", "error"]), "session_detail");
-    const tops = detail.nodes.filter((node) => node.name === "pick_destination");
-    expect(tops.map((node) => node.metadata.status)).toEqual(["cancelled", "completed"]);
-    expect(tops[1]?.output).toEqual(expected);
-    expect(detail.nodes.find((node) => node.name === "ask_user")).toMatchObject({
-      output: "comfort",
-      metadata: { status: "answered" },
-    });
-    expect(detail.session.status).toBe("idle");
-    expect(detail.resumable).toBeNull();
-    watching.close();
-    process.kill(second.child.pid as number, "SIGTERM");
-    expect((await second.run).code).toBe(0);
+      // The web sees the result: the session as the page loads it.
+      watching.send({ type: "get_session", session_id: sessionId });
+      const detail = asType(await watching.next(["session_detail", "error"]), "session_detail");
+      const tops = detail.nodes.filter((node) => node.name === "pick_destination");
+      expect(tops.map((node) => node.metadata.status)).toEqual(["cancelled", "completed"]);
+      expect(tops[1]?.output).toEqual(expected);
+      expect(detail.nodes.find((node) => node.name === "ask_user")).toMatchObject({
+        output: "comfort",
+        metadata: { status: "answered" },
+      });
+      expect(detail.session.status).toBe("idle");
+      expect(detail.resumable).toBeNull();
+      watching.close();
+      process.kill(second.child.pid as number, "SIGTERM");
+      expect((await second.run).code).toBe(0);
 
-    const doctor = await runCli(["sessions", "doctor", sessionId], { env: env() });
-    expect(doctor.stdout + doctor.stderr).not.toMatch(/error|warn/i);
-    expect(doctor.code).toBe(0);
-  });
+      const doctor = await runCli(["sessions", "doctor", sessionId], { env: env() });
+      expect(doctor.stdout + doctor.stderr).not.toMatch(/error|warn/i);
+      expect(doctor.code).toBe(0);
+    },
+  );
 });
 
 describe("two resumes of one web turn at once, from the web and from the CLI", () => {

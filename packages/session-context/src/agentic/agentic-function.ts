@@ -185,9 +185,9 @@ const missingRuntime: Runtime = Object.freeze({
  * running it: entries check a run's input before they create a session.
  * Resolves to the validated value (the input itself when there is no schema).
  */
-export async function validateAgenticInput(fn: AgenticFunction<unknown, unknown>, input: unknown): Promise<unknown> {
+export async function validateAgenticInput<Input>(fn: AgenticFunction<Input, unknown>, input: unknown): Promise<Input> {
   const validator = (fn as unknown as Record<symbol, StandardSchemaV1 | undefined>)[INPUT_VALIDATOR];
-  return validator ? validateInput(fn.agentic.name, validator, input ?? {}) : input;
+  return (validator ? await validateInput(fn.agentic.name, validator, input ?? {}) : input) as Input;
 }
 
 function validateSpec(spec: AgenticFunctionSpec): AgenticDeclaration {

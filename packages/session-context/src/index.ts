@@ -76,7 +76,11 @@ export { createRuntime, type ProviderRuntimeConfig } from "./runtime/create-runt
 export {
   configPath,
   DEFAULT_MODELS,
+  findProjectConfig,
+  LOCAL_OPENAI_SERVERS,
+  PROJECT_CONFIG_FILE,
   resolveRuntimeConfig,
+  type ConfigSources,
   type ProviderName,
   type ResolvedRuntimeConfig,
   type RuntimeConfig,

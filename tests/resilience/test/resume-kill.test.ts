@@ -30,9 +30,9 @@ import { readWithPython } from "./helpers/python-reads.js";
 const REFERENCE_PROGRAM = fileURLToPath(new URL("../../parity/programs/reference.mjs", import.meta.url));
 const MODEL = "resume-kill-model";
 // Each kill costs two CLI processes (the killed run, the continuation), a doctor run and a
-// Python read: 8 kills of the reference program took 15 s here and 6 of a research run 19 s
-// (8 took 25 s) with nothing else running; a machine loaded like the other kill tests measured
-// (2.3x) keeps both well under half their 120 s timeout.
+// Python read. On this shared 2-core machine with other suites running (load average 20-50):
+// 8 kills of the reference program took 15-21 s and 6 of a research run 24-25 s, well under
+// half the 120 s timeout (8 research kills took 25 s on a quieter machine).
 const REFERENCE_KILLS = 8;
 const RESEARCH_KILLS = 6;
 // Replies take a while, so that kills land inside model requests too.

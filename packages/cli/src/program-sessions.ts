@@ -16,7 +16,8 @@ export function addSessionsCommands(sessions: Command, lazy: LazyAction): void {
     .command("show")
     .description("a session's meta and its conversation")
     .argument("<id>", "session id")
-    .option("--json", "print {session, meta, conversation, problems}")
+    .option("--calls", "also every model request: system message, messages sent, reply, usage, duration")
+    .option("--json", "print {session, meta, conversation, problems} (and calls, with --calls)")
     .action(lazy(() => import("./commands/sessions/show.js").then((loaded) => loaded.showCommand)));
   sessions
     .command("tree")

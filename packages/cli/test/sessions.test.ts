@@ -1,7 +1,15 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCliHome, program, PYTHON_SESSIONS_FIXTURE, runCli, sessionIdFrom, type CliHome } from "./helpers/cli.js";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import {
+  createCliHome,
+  program,
+  PYTHON_SESSIONS_FIXTURE,
+  readRequestLog,
+  runCli,
+  sessionIdFrom,
+  type CliHome,
+} from "./helpers/cli.js";
 import { runCliInPty } from "./helpers/pty.js";
 
 let home: CliHome;
@@ -155,6 +163,32 @@ describe("openprogram sessions, over the Python OpenProgram fixtures and a CLI s
       expect(result.stdout).toBe("");
     },
   );
+
+  it("show --calls prints what the model saw: the messages sent (checked against the request's sha256) and the reply", async () => {
+    // A home of its own: the rm tests below count this file's sessions.
+    const own = createCliHome();
+    onTestFinished(() => own.cleanup());
+    const { env, log } = own.scripted(["A short summary."]);
+    const cli = (...args: string[]): ReturnType<typeof runCli> => runCli(args, { env: own.env() });
+    const run = await runCli(["run", `${program("summarize.mjs")}#summarize`, "--input", '{"text": "tides turn"}'], {
+      env: own.env(env),
+    });
+    expect(run.code).toBe(0);
+    const sessionId = sessionIdFrom(run.stderr);
+    const shown = await cli("sessions", "show", sessionId, "--calls");
+    expect(shown.code).toBe(0);
+    const sent = readRequestLog(log)[0];
+    const section = shown.stdout.slice(shown.stdout.indexOf("model calls (1):"));
+    expect(section).toMatch(/^#1 scripted \(scripted\) in summarize: completed, \d/m);
+    for (const message of sent?.messages ?? [])
+      expect(section).toContain(`  [${message.role}]\n    ${message.content}`);
+    expect(section).toContain("  [reply]\n    A short summary.");
+    expect(section).toMatch(/sha256 [0-9a-f]{12}…: the messages above are the exact request sent/);
+    const json = JSON.parse((await cli("sessions", "show", sessionId, "--calls", "--json")).stdout) as {
+      calls: Array<{ messages: unknown; verified: boolean }>;
+    };
+    expect(json.calls).toEqual([expect.objectContaining({ messages: sent?.messages, verified: true })]);
+  });
 
   it("`sessions show` of an invalid id exits 2 with the id rules", async () => {
     const result = await cli("sessions", "show", "../chat_shared");

@@ -1,5 +1,6 @@
 import {
   deleteSession,
+  describeModelCalls,
   describeSession,
   listSessions,
   prepareResume,
@@ -9,13 +10,14 @@ import {
   toOpenProgramError,
   type ErrorCode,
   type SessionDB,
+  type RecordedModelCall,
 } from "@openprogram/session-context";
 import type { Client } from "./client.js";
 import { NoRunningTurnError, UnknownQuestionError } from "./errors.js";
 import type { EventLogger } from "./logging.js";
 import { parseClientFrame } from "./parse-frame.js";
 import type { ProgramRegistry } from "./programs.js";
-import type { AnswerFrame, ClientFrame } from "./protocol.js";
+import type { AnswerFrame, ClientFrame, ModelCallInfo } from "./protocol.js";
 import { latestTurn, questionFrameOf, resumableInfo } from "./stopped-turns.js";
 import type { Subscriptions } from "./subscriptions.js";
 import type { Turns } from "./turns.js";
@@ -151,6 +153,11 @@ export class FrameHandler {
         });
         return;
       }
+      case "get_calls": {
+        const calls = await describeModelCalls(frame.session_id, { db });
+        client.send({ type: "calls", session_id: frame.session_id, calls: calls.map(callInfo) });
+        return;
+      }
       case "delete_session": {
         // No turn starts here while the session is removed; the core refuses while any process runs a turn in it.
         await turns.whileDeleting(frame.session_id, async () => {
@@ -231,4 +238,21 @@ function pick<T extends object, K extends keyof T>(value: T, ...keys: K[]): Pick
   const picked = {} as Pick<T, K>;
   for (const key of keys) if (value[key] !== undefined) picked[key] = value[key];
   return picked;
+}
+
+function callInfo(call: RecordedModelCall): ModelCallInfo {
+  return {
+    node_id: call.nodeId,
+    caller_name: call.callerName,
+    model: call.model,
+    provider: call.provider,
+    status: call.status,
+    system: call.system,
+    messages: call.messages,
+    reply: call.reply,
+    usage: call.usage,
+    duration_seconds: call.durationSeconds,
+    prompt_sha256: call.promptSha256,
+    verified: call.verified,
+  };
 }

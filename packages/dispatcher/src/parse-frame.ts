@@ -34,6 +34,7 @@ const ACTIONS: { [A in ClientAction]: (fields: FieldReader) => Extract<ClientFra
     ...f.optionalInteger("offset", 0, Number.MAX_SAFE_INTEGER),
   }),
   get_session: (f) => ({ type: "get_session", session_id: f.sessionId() }),
+  get_calls: (f) => ({ type: "get_calls", session_id: f.sessionId() }),
   delete_session: (f) => ({ type: "delete_session", session_id: f.sessionId() }),
   list_programs: () => ({ type: "list_programs" }),
 };

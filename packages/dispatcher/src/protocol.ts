@@ -102,6 +102,12 @@ export interface GetSessionFrame extends ClientFrameBase {
   session_id: string;
 }
 
+/** Every model request of a session: what the model saw (see the core's describeModelCalls). */
+export interface GetCallsFrame extends ClientFrameBase {
+  type: "get_calls";
+  session_id: string;
+}
+
 /** Deletes a session that is not running a turn. */
 export interface DeleteSessionFrame extends ClientFrameBase {
   type: "delete_session";
@@ -125,6 +131,7 @@ export type ClientFrame =
   | UnsubscribeFrame
   | ListSessionsFrame
   | GetSessionFrame
+  | GetCallsFrame
   | DeleteSessionFrame
   | ListProgramsFrame;
 
@@ -246,6 +253,30 @@ export interface SessionDetailFrame {
   resumable: ResumableTurnInfo | null;
 }
 
+/** Answer to `get_calls`: each model request, rendered again from the nodes it read. */
+export interface CallsFrame {
+  type: "calls";
+  session_id: string;
+  calls: ModelCallInfo[];
+}
+
+/** One model request (the core's RecordedModelCall, in the protocol's snake_case). */
+export interface ModelCallInfo {
+  node_id: string;
+  caller_name: string | null;
+  model: string;
+  provider: string | null;
+  status: string | null;
+  system: string | null;
+  messages: Array<{ role: string; content: string }>;
+  reply: string | null;
+  usage: unknown;
+  duration_seconds: number | null;
+  prompt_sha256: string | null;
+  /** True: the messages give exactly the bytes sent; false: they do not; null: not checkable. */
+  verified: boolean | null;
+}
+
 /** A stopped turn the page may offer to continue. */
 export interface ResumableTurnInfo {
   turn_id: string;
@@ -306,6 +337,7 @@ export type ServerFrame =
   | TurnFailedFrame
   | SessionsFrame
   | SessionDetailFrame
+  | CallsFrame
   | SubscribedFrame
   | UnsubscribedFrame
   | SessionDeletedFrame

@@ -319,3 +319,26 @@ describe("the run form from a program's input schema (issue 17 §2)", () => {
     expect(pageErrors).toEqual([]);
   });
 });
+
+describe("seeing what the model saw (issue 17 §3)", () => {
+  it("an llm node of the tree opens to the request it sent and the reply; the tree shows a question's answer", async () => {
+    const { runtime } = scriptedRuntime(["Blue is the color of the sky."]);
+    served = await startDispatcher({ runtime, programs: { pick_color: pickColor } });
+    const client = await served.connect();
+    client.send({ type: "run", program: "pick_color", input: {} });
+    const question = await client.next("question");
+    client.send({ type: "answer", question_id: question.question_id, value: "blue" });
+    const done = await client.next("turn_done");
+    await openPage(`/?session=${done.session_id}`);
+    const tree = page.locator("#call-tree");
+    await tree.locator(".name", { hasText: "ask_user: Which color? → blue" }).waitFor(UI_WAIT);
+    const request = tree.locator("details.model-call");
+    await request.locator("summary").click();
+    await request.locator(".call-system pre", { hasText: "Ask the user for a favourite color" }).waitFor(UI_WAIT);
+    expect(await request.locator(".call-user pre").last().textContent()).toBe("Describe blue.");
+    expect(await request.locator(".call-reply pre").textContent()).toBe("Blue is the color of the sky.");
+    expect(await request.locator(".call-footer").textContent()).toContain("the exact request sent");
+    await page.screenshot({ path: join(artifactsDir(), "what-the-model-saw.png") });
+    expect(pageErrors).toEqual([]);
+  });
+});

@@ -2,6 +2,7 @@
 // dispatcher's WebSocket protocol (see the package README) and builds every
 // element with textContent, so nothing a session contains can inject markup.
 import { formFits, readFields, renderFields } from "./input-form.js";
+import { modelCallBlock, showModelCalls } from "./model-calls.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -164,6 +165,9 @@ function handle(frame) {
       }
       return;
     case "unsubscribed":
+      return;
+    case "calls":
+      if (frame.session_id === state.sessionId) showModelCalls($("call-tree"), frame.calls);
       return;
     case "session_detail":
       if (frame.session_id !== state.sessionId) return;
@@ -349,6 +353,8 @@ function renderTree() {
     const seconds = typeof node.metadata.duration_seconds === "number" ? node.metadata.duration_seconds : null;
     if (seconds !== null) line.append(span("duration", formatDuration(seconds)));
     item.append(line);
+    if (node.role === "llm")
+      item.append(modelCallBlock(node.id, () => send({ type: "get_calls", session_id: state.sessionId })));
     if (node.role === "code" && typeof node.metadata.doc === "string" && node.metadata.doc !== "") {
       const details = document.createElement("details");
       const summary = document.createElement("summary");
@@ -369,9 +375,14 @@ function renderTree() {
   $("call-tree").replaceChildren(...roots.map(build));
 }
 
+/** An ask_user node's answer, as the CLI's tree shows it. */
+function answerOf(node) {
+  return node.output === null || node.output === undefined ? "" : ` → ${stringOf(node.output)}`;
+}
+
 function nameElement(node) {
   if (node.role === "user")
-    return span("name", node.name === "ask_user" ? `ask_user: ${stringOf(node.input)}` : "message");
+    return span("name", node.name === "ask_user" ? `ask_user: ${stringOf(node.input)}${answerOf(node)}` : "message");
   const element = document.createElement("strong");
   element.className = "name";
   element.textContent = node.name;

@@ -90,6 +90,7 @@ export {
 } from "./runtime/config.js";
 export { ModelRuntime } from "./runtime/model-runtime.js";
 export { chat, type ChatOptions } from "./runtime/chat.js";
+export { describeModelCalls, type RecordedModelCall } from "./runtime/recorded-calls.js";
 export type { ExecOptions, Runtime } from "./runtime/types.js";
 export { OpenAIChatProvider, type OpenAIProviderOptions } from "./providers/openai.js";
 export { AnthropicProvider, type AnthropicProviderOptions } from "./providers/anthropic.js";

@@ -91,8 +91,8 @@ function topLevelAncestor(nodes: ReadonlyMap<string, SessionNode>, nodeId: strin
   return node;
 }
 
-/** Appends the messages for one node; returns false when the node renders to nothing. */
-function renderNode(node: SessionNode, messages: ChatMessage[]): boolean {
+/** Appends the messages for one node; returns false when the node renders to nothing. (Also how a recorded request is shown again: recorded-calls.ts.) */
+export function renderNode(node: SessionNode, messages: ChatMessage[]): boolean {
   if (node.role === "user") {
     if (node.name === "ask_user") return renderQuestion(node, messages);
     messages.push({ role: "user", content: asText(node.output) });

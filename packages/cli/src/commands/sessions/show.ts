@@ -1,13 +1,23 @@
-import { describeSession, nodeStatus, type SessionDetail, type SessionNode } from "@openprogram/session-context";
+import {
+  describeModelCalls,
+  describeSession,
+  nodeStatus,
+  type RecordedModelCall,
+  type SessionDetail,
+  type SessionNode,
+} from "@openprogram/session-context";
 import type { CommandContext } from "../../command-context.js";
 import { EXIT_CODES } from "../../exit-codes.js";
 import { formatTimestamp, writeJson, writeLine } from "../../output.js";
 import { reportFailure } from "../../report.js";
 import { requireExistingSession } from "../../session-selection.js";
+import { formatModelCalls } from "./show-calls.js";
 
 /** Flags of `openprogram sessions show`. */
 export interface ShowFlags {
   json?: boolean;
+  /** Also every model request: the messages sent, the reply, usage and duration. */
+  calls?: boolean;
 }
 
 /**
@@ -18,8 +28,11 @@ export interface ShowFlags {
 export async function showCommand(sessionId: string, flags: ShowFlags, context: CommandContext): Promise<number> {
   const { io } = context;
   let detail: SessionDetail;
+  let calls: RecordedModelCall[] | null = null;
   try {
-    detail = await describeSession(await requireExistingSession(sessionId));
+    const id = await requireExistingSession(sessionId);
+    detail = await describeSession(id);
+    if (flags.calls) calls = await describeModelCalls(id);
   } catch (error) {
     return reportFailure(context, error, { json: flags.json === true, during: "setup" });
   }
@@ -29,6 +42,7 @@ export async function showCommand(sessionId: string, flags: ShowFlags, context: 
       meta: detail.meta,
       conversation: detail.conversation,
       problems: detail.problems,
+      ...(calls ? { calls } : {}),
     });
     return EXIT_CODES.ok;
   }
@@ -47,6 +61,7 @@ export async function showCommand(sessionId: string, flags: ShowFlags, context: 
     lines.push("", "unreadable node files:");
     for (const problem of detail.problems) lines.push(`  ${problem.path}: ${problem.message}`);
   }
+  if (calls) lines.push("", formatModelCalls(calls));
   writeLine(io.stdout, lines.join("\n"));
   return EXIT_CODES.ok;
 }

@@ -1,0 +1,41 @@
+import type { RecordedModelCall } from "@openprogram/session-context";
+import { formatDuration } from "../../output.js";
+
+/** `sessions show <id> --calls`: every model request, what was sent and what came back. */
+export function formatModelCalls(calls: readonly RecordedModelCall[]): string {
+  if (calls.length === 0) return "model calls: none";
+  const lines = [`model calls (${calls.length}):`];
+  calls.forEach((call, index) => {
+    const where = call.callerName ? `in ${call.callerName}` : "chat";
+    const duration = call.durationSeconds === null ? "" : `, ${formatDuration(call.durationSeconds)}`;
+    lines.push(
+      "",
+      `#${index + 1} ${call.model} (${call.provider ?? "unknown provider"}) ${where}: ${call.status ?? "?"}${duration}${usageText(call.usage)}`,
+    );
+    for (const message of call.messages) lines.push(`  [${message.role}]`, indent(message.content));
+    lines.push("  [reply]", indent(call.reply ?? "(none)"));
+    lines.push(`  ${verification(call)}`);
+  });
+  return lines.join("\n");
+}
+
+function usageText(usage: unknown): string {
+  const counts = usage as { inputTokens?: unknown; outputTokens?: unknown } | null;
+  if (typeof counts?.inputTokens !== "number" && typeof counts?.outputTokens !== "number") return "";
+  return `, tokens in ${String(counts.inputTokens ?? "?")} / out ${String(counts.outputTokens ?? "?")}`;
+}
+
+function verification(call: RecordedModelCall): string {
+  const digest = call.promptSha256 ? `sha256 ${call.promptSha256.slice(0, 12)}…` : "no request digest recorded";
+  if (call.verified === true) return `${digest}: the messages above are the exact request sent`;
+  if (call.verified === false)
+    return `${digest}: the messages above do not give the bytes sent (a request setting not recorded, or a node changed since)`;
+  return `${digest}: not checkable`;
+}
+
+function indent(text: string): string {
+  return text
+    .split("\n")
+    .map((line) => `    ${line}`)
+    .join("\n");
+}

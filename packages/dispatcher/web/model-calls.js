@@ -1,0 +1,60 @@
+// "What the model saw": an llm node of the call tree opens to the request it
+// sent (system message, messages, reply, usage), which the dispatcher renders
+// again from the recorded nodes (`get_calls`) and checks against the sha256
+// of the bytes that were sent.
+
+/** A closed "request" block for an llm node; `onOpen` asks the dispatcher for the session's calls. */
+export function modelCallBlock(nodeId, onOpen) {
+  const details = document.createElement("details");
+  details.className = "model-call";
+  details.dataset.callFor = nodeId;
+  const summary = document.createElement("summary");
+  summary.textContent = "what the model saw";
+  details.append(summary);
+  details.addEventListener("toggle", () => {
+    if (details.open && details.childElementCount === 1) onOpen();
+  });
+  return details;
+}
+
+/** Fills every open request block of `root` from a `calls` frame. */
+export function showModelCalls(root, calls) {
+  const byNode = new Map(calls.map((call) => [call.node_id, call]));
+  for (const details of root.querySelectorAll("details.model-call")) {
+    const call = byNode.get(details.dataset.callFor);
+    if (!call) continue;
+    const summary = details.querySelector("summary");
+    details.replaceChildren(summary, ...call.messages.map((message) => block(message.role, message.content)));
+    details.append(block("reply", call.reply ?? "(none)"), footer(call));
+  }
+}
+
+function block(label, content) {
+  const wrapper = document.createElement("div");
+  wrapper.className = `call-message call-${label}`;
+  const title = document.createElement("span");
+  title.className = "call-role";
+  title.textContent = label;
+  const pre = document.createElement("pre");
+  pre.textContent = content;
+  wrapper.append(title, pre);
+  return wrapper;
+}
+
+function footer(call) {
+  const element = document.createElement("p");
+  element.className = "call-footer";
+  const usage = call.usage && typeof call.usage === "object" ? call.usage : {};
+  const tokens =
+    usage.inputTokens !== undefined || usage.outputTokens !== undefined
+      ? `tokens in ${usage.inputTokens ?? "?"} / out ${usage.outputTokens ?? "?"} · `
+      : "";
+  const check =
+    call.verified === true
+      ? "the exact request sent"
+      : call.verified === false
+        ? "does not give the bytes sent (a setting not recorded, or a node changed since)"
+        : "not checkable";
+  element.textContent = `${call.model} (${call.provider ?? "?"}) · ${tokens}sha256 ${(call.prompt_sha256 ?? "none").slice(0, 12)}: ${check}`;
+  return element;
+}

@@ -21,8 +21,9 @@ export function formatModelCalls(calls: readonly RecordedModelCall[]): string {
 
 function usageText(usage: unknown): string {
   const counts = usage as { inputTokens?: unknown; outputTokens?: unknown } | null;
+  const count = (value: unknown): string => (typeof value === "number" ? String(value) : "?");
   if (typeof counts?.inputTokens !== "number" && typeof counts?.outputTokens !== "number") return "";
-  return `, tokens in ${String(counts.inputTokens ?? "?")} / out ${String(counts.outputTokens ?? "?")}`;
+  return `, tokens in ${count(counts.inputTokens)} / out ${count(counts.outputTokens)}`;
 }
 
 function verification(call: RecordedModelCall): string {

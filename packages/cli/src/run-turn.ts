@@ -1,5 +1,4 @@
 import {
-  deleteSession,
   describeSession,
   sessionContext,
   type SessionContextOptions,
@@ -43,5 +42,5 @@ export async function discardIfEmpty(handle: SessionHandle): Promise<boolean> {
   if (!handle.created) return false;
   const detail = await describeSession(handle.sessionId, { db: handle.db });
   if (detail.nodes.length > 0 || detail.problems.length > 0) return false;
-  return deleteSession(handle.sessionId, { db: handle.db });
+  return handle.db.deleteSession(handle.sessionId);
 }

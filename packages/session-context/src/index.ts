@@ -100,6 +100,7 @@ export {
   walkBranch,
   type CreateSessionOptions,
   type ListSessionsOptions,
+  type OpenSessionOptions,
   type SessionDBOptions,
   type SessionPatch,
 } from "./store/session-db.js";
@@ -121,18 +122,14 @@ export type {
   SessionStatus,
 } from "./store/types.js";
 
-// Managing sessions (what `openprogram sessions ...` and the web page's session list use)
+// Views over a store that compose its readers, and its checks (what `openprogram sessions ...` and the web use)
 export {
   buildCallTree,
   checkStore,
-  deleteSession,
   describeSession,
   doctorSessions,
   exportSession,
-  listSessions,
   sessionCallTree,
-  sessionExists,
-  sessionGitLog,
   type CallTreeNode,
   type ExportFormat,
   type SessionDetail,

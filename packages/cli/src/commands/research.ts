@@ -4,10 +4,10 @@ import {
   describeTurn,
   hasErrorCode,
   InvalidInputError,
+  openStore,
   prepareResume,
   RESEARCH_PROGRAM_REF,
   resumeTurn,
-  sessionExists,
   type Asker,
   type PreparedResume,
   type Runtime,
@@ -169,7 +169,7 @@ async function unfinishedRun(
   requested: { workDir: string | undefined; sections: string[] | undefined },
   research: ResearchModule,
 ): Promise<PreparedResume | null> {
-  if (!(await sessionExists(sessionId))) return null;
+  if ((await openStore().getSession(sessionId)) === null) return null;
   let turn;
   try {
     turn = describeTurn({ sessionId });

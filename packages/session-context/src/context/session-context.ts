@@ -5,6 +5,7 @@ import type { Runtime } from "../runtime/types.js";
 import { SessionNodeWriter } from "../store/node-writer.js";
 import { openStore } from "../store/open-store.js";
 import type { SessionDB } from "../store/session-db.js";
+import { storeInternals } from "../store/store-internals.js";
 import type { SessionStatus } from "../store/types.js";
 import { checkTurnProgram } from "../turns/program-ref.js";
 import { readContextCarrier, remoteTurnOf, type ContextCarrier } from "./carrier.js";
@@ -149,10 +150,13 @@ async function openSession(
   const requested = options.sessionId ?? carrier?.sessionId;
   if (requested !== undefined) {
     assertValidSessionId(requested);
-    return { sessionId: requested, created: await db.openSession(requested, create) };
+    const created = await db.openSession(requested, create);
+    // A turn a crashed process left holding the session is recovered before this one begins.
+    if (!created) await storeInternals(db).recoverOnEntry(requested);
+    return { sessionId: requested, created };
   }
-  const sessionId = await db.createNewSession({ ...create, idPrefix: options.idPrefix ?? "session" });
-  return { sessionId, created: true };
+  const { id } = await db.createSession({ ...create, idPrefix: options.idPrefix ?? "session" });
+  return { sessionId: id, created: true };
 }
 
 function resolveRuntime(options: SessionContextOptions, outer: ActiveContext | undefined): Runtime | null {

@@ -7,6 +7,7 @@ import type { SessionNode } from "../store/types.js";
 import type { ReplaySlot } from "../turns/replay.js";
 import { renderPrompt, type RenderedPrompt } from "./render-prompt.js";
 import type { ExecOptions, Runtime } from "./types.js";
+import { storeInternals } from "../store/store-internals.js";
 
 /** Request defaults of a runtime. */
 export interface RuntimeDefaults {
@@ -39,7 +40,7 @@ export class ModelRuntime implements Runtime {
     const callId = callIdOf(context);
     const { nodes, ordered } = sessionNodes(context);
     const system = context.call?.doc ?? docOf(callId === null ? undefined : nodes.get(callId));
-    const headId = callId === null ? context.db.readMetaSync(context.sessionId).head_id : null;
+    const headId = callId === null ? storeInternals(context.db).readMetaSync(context.sessionId).head_id : null;
     const replay = context.turn.replay;
     const earlier = replay && callId !== null ? replay.callsOf(callId) : null;
     const prompt = renderPrompt({ nodes, ordered, callId, headId, system, content, earlier });
@@ -141,7 +142,7 @@ export function sessionNodes(context: ActiveContext): {
   nodes: ReadonlyMap<string, SessionNode>;
   ordered: readonly SessionNode[];
 } {
-  const snapshot = context.db.snapshotSync(context.sessionId);
+  const snapshot = storeInternals(context.db).snapshotSync(context.sessionId);
   return { nodes: snapshot.byId, ordered: snapshot.ordered };
 }
 

@@ -1,8 +1,7 @@
 import {
   chat,
-  createRuntime,
   isCancellation,
-  RuntimeMissingError,
+  requireRuntime,
   SessionBusyError,
   sessionContext,
   toOpenProgramError,
@@ -109,8 +108,9 @@ export class Turns {
     if (frame.type === "run") {
       program = this.deps.programs.get(frame.program);
       program.checkInput(frame.input);
-    } else if (this.effectiveRuntime() === null) {
-      throw new RuntimeMissingError("the dispatcher runs without a model, so chat cannot answer");
+    } else {
+      // What sessionContext will pick for the turn (a broken configuration throws here, before anything is written).
+      requireRuntime("the dispatcher runs without a model, so chat cannot answer", { runtime: this.deps.runtime });
     }
     const turn: RunningTurn = {
       sessionId: frame.session_id ?? null,
@@ -291,11 +291,6 @@ export class Turns {
         return;
     }
   };
-
-  /** The runtime a chat turn will get (what sessionContext would create). */
-  private effectiveRuntime(): Runtime | null {
-    return this.deps.runtime !== undefined ? this.deps.runtime : createRuntime();
-  }
 
   private async settledWithin(ms: number): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;

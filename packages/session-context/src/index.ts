@@ -73,6 +73,7 @@ export { unserialisableResult, type UnserialisableResult } from "./json/unserial
 
 // The runtime and its providers
 export { createRuntime, type ProviderRuntimeConfig } from "./runtime/create-runtime.js";
+export { requireRuntime, resolveRuntime, type ResolveRuntimeOptions } from "./runtime/resolve-runtime.js";
 export {
   configPath,
   DEFAULT_MODELS,

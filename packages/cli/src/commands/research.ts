@@ -6,6 +6,7 @@ import {
   InvalidInputError,
   openStore,
   prepareResume,
+  requireRuntime,
   RESEARCH_PROGRAM_REF,
   resumeTurn,
   type Asker,
@@ -23,7 +24,6 @@ import { sessionLine, writeJson, writeLine } from "../output.js";
 import { createProgressPrinter } from "../progress.js";
 import { reportFailure } from "../report.js";
 import { runTurn } from "../run-turn.js";
-import { requireRuntime } from "../runtime.js";
 import { selectSession, type SessionFlags } from "../session-selection.js";
 
 /** Flags of `openprogram research`. */
@@ -77,7 +77,7 @@ export async function researchCommand(task: string, flags: ResearchFlags, contex
       ...(workDir !== undefined ? { workDir } : {}),
       ...(sections ? { sections } : {}),
     });
-    const runtime = requireRuntime();
+    const runtime = requireRuntime("this command calls the model");
     const asker = chooseAsker(io, flags.answers);
     if (flags.interactive && asker === null) {
       throw new InvalidInputError(

@@ -1,5 +1,6 @@
 import {
   moduleProgramRef,
+  resolveRuntime,
   type Asker,
   type ErrorCode,
   type Runtime,
@@ -19,7 +20,6 @@ import { createProgressPrinter } from "../progress.js";
 import { reportFailure } from "../report.js";
 import { formatResultSafely, jsonLineWithResult } from "../result-output.js";
 import { discardIfEmpty, runTurn } from "../run-turn.js";
-import { configuredRuntime } from "../runtime.js";
 import { selectSession, type SessionFlags } from "../session-selection.js";
 
 /** Flags of `openprogram run`. */
@@ -141,7 +141,8 @@ async function prepareRun(programArgument: string, flags: RunFlags, { io }: Comm
     execute = (value) => program.fn(value);
     programRef = moduleProgramRef(spec.modulePath, program.exportName);
   }
-  const runtime = configuredRuntime();
+  // Resolved before any session is entered: a broken configuration is a usage error that leaves nothing behind.
+  const runtime = resolveRuntime();
   const asker = chooseAsker(io, flags.answers);
   return { sessionId, input, execute, runtime, asker, programRef };
 }

@@ -147,6 +147,7 @@ const missingRuntime: Runtime = Object.freeze({
   }),
   model: "none",
   exec: () => Promise.reject(new RuntimeMissingError()),
+  chat: () => Promise.reject(new RuntimeMissingError()),
 });
 
 function validateSpec(spec: AgenticFunctionSpec): Required<AgenticFunctionSpec> {

@@ -1,7 +1,6 @@
 import { InvalidInputError, isCancellation } from "../errors.js";
 import { assertValidSessionId, mintTurnId } from "../ids.js";
-import { createRuntime } from "../runtime/create-runtime.js";
-import type { Runtime } from "../runtime/types.js";
+import { resolveRuntime } from "../runtime/resolve-runtime.js";
 import { SessionNodeWriter } from "../store/node-writer.js";
 import { openStore } from "../store/open-store.js";
 import type { SessionDB } from "../store/session-db.js";
@@ -75,7 +74,7 @@ export async function sessionContext<T>(
         recordedResumable: false,
         replay: remote?.replay ?? null,
       };
-  const runtime = resolveRuntime(options, outer);
+  const runtime = resolveRuntime(options);
   const onEvent = options.onEvent ?? outer?.onEvent ?? null;
   const emit = eventEmitter(onEvent);
   const setStatus = async (status: SessionStatus): Promise<void> => {
@@ -157,12 +156,6 @@ async function openSession(
   }
   const { id } = await db.createSession({ ...create, idPrefix: options.idPrefix ?? "session" });
   return { sessionId: id, created: true };
-}
-
-function resolveRuntime(options: SessionContextOptions, outer: ActiveContext | undefined): Runtime | null {
-  if (options.runtime !== undefined) return options.runtime;
-  if (outer?.runtime) return outer.runtime;
-  return options.createRuntimeIfNone === false ? null : createRuntime();
 }
 
 function eventEmitter(sink: SessionEventSink | null): (event: SessionEvent) => void {

@@ -6,7 +6,8 @@ import type { ModelProvider, ModelRequest } from "../providers/types.js";
 import type { SessionNode } from "../store/types.js";
 import type { ReplaySlot } from "../turns/replay.js";
 import { renderPrompt, type RenderedPrompt } from "./render-prompt.js";
-import type { ExecOptions, Runtime } from "./types.js";
+import { chatTurnContext } from "./chat.js";
+import type { ChatOptions, ExecOptions, Runtime } from "./types.js";
 import { storeInternals } from "../store/store-internals.js";
 
 /** Request defaults of a runtime. */
@@ -53,6 +54,18 @@ export class ModelRuntime implements Runtime {
     return this.send(context, record, callId, options);
   }
 
+  async chat(text: string, options: ChatOptions = {}): Promise<string> {
+    const context = chatTurnContext(text, "runtime.chat()");
+    const user = await context.writer.append(
+      { role: "user", output: text, caller: "" },
+      { atHead: true, rootMarker: null },
+    );
+    const { nodes, ordered } = sessionNodes(context);
+    const system = options.system ?? null;
+    const prompt = renderPrompt({ nodes, ordered, callId: null, headId: user.id, system, content: null });
+    return this.send(context, { prompt, system, content: null, kind: "chat" }, null, options);
+  }
+
   /** The request a prompt becomes. */
   private request(record: PromptRecord, options: ExecOptions): ModelRequest {
     return {
@@ -69,11 +82,8 @@ export class ModelRuntime implements Runtime {
     return typeof body === "string" ? createHash("sha256").update(body).digest("hex") : null;
   }
 
-  /**
-   * Sends a rendered prompt and records the llm node under `callId` (or on
-   * the conversation branch at top level). Core-internal: used by exec and chat.
-   */
-  async send(
+  /** Sends a rendered prompt and records the llm node under `callId` (or on the conversation branch at top level). */
+  private async send(
     context: ActiveContext,
     record: PromptRecord,
     callId: string | null,
@@ -138,7 +148,7 @@ export class ModelRuntime implements Runtime {
 }
 
 /** The session's nodes, fresh from the store (other processes' writes included). */
-export function sessionNodes(context: ActiveContext): {
+function sessionNodes(context: ActiveContext): {
   nodes: ReadonlyMap<string, SessionNode>;
   ordered: readonly SessionNode[];
 } {

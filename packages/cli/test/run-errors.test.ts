@@ -120,7 +120,7 @@ const USAGE_ERRORS: BadInput[] = [
     args: () => ["run", summarize(), "--input", '{"text": "x"}'],
     env: () => ({ OPENPROGRAM_PROVIDER: "gpt" }),
     message:
-      /^error \[provider_config\]: Unknown provider "gpt" in OPENPROGRAM_PROVIDER; use openai, anthropic, scripted or none\./m,
+      /^error \[provider_config\]: Unknown provider "gpt" in OPENPROGRAM_PROVIDER; use openai, anthropic, scripted, none, or a local OpenAI-compatible server \(ollama, vllm, lmstudio\)\./m,
   },
   {
     name: "the openai provider without a key or base URL",

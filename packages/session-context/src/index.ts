@@ -77,7 +77,11 @@ export { requireRuntime, resolveRuntime, type ResolveRuntimeOptions } from "./ru
 export {
   configPath,
   DEFAULT_MODELS,
+  findProjectConfig,
+  LOCAL_OPENAI_SERVERS,
+  PROJECT_CONFIG_FILE,
   resolveRuntimeConfig,
+  type ConfigSources,
   type ProviderName,
   type ResolvedRuntimeConfig,
   type RuntimeConfig,

@@ -347,6 +347,10 @@ describe("bad input", () => {
     expect(await reopened.recover("crashed")).toBe(true);
     expect((await reopened.getSession("crashed"))?.status).toBe("idle");
     expect(await reopened.recover("crashed")).toBe(false);
+    // create: false opens only what exists, and makes nothing.
+    await expect(reopened.openSession("absent", { create: false })).rejects.toBeInstanceOf(SessionNotFoundError);
+    expect(existsSync(join(store.root, "absent"))).toBe(false);
+    expect(await reopened.getSession("absent")).toBeNull();
   });
 
   it("recovers a crashed turn when the session is entered for a turn: nodes interrupted, status idle", async () => {

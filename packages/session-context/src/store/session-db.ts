@@ -102,9 +102,11 @@ const MINT_ATTEMPTS = 8;
  *
  * Writes are atomic and durable and run off the event loop's thread (a server
  * keeps serving while the disk flushes); they are serialised per session, in
- * this process and across processes, by a lock. Reads are synchronous and
- * lock-free: files appear whole (renamed into place) and a per-session change
- * journal keeps the in-memory view exact. A turn ends with one git commit.
+ * this process and across processes, by a lock. Reads are lock-free and
+ * synchronous underneath: files appear whole (renamed into place) and a
+ * per-session change journal keeps the in-memory view exact. A turn ends with
+ * one git commit. The public surface is async, with one way to do each thing;
+ * the core's hot paths and repairs use StoreInternals (store-internals.ts).
  */
 export class SessionDB {
   /** Absolute sessions root. */

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { collect, spawnCli, stopCliProcesses } from "@openprogram/cli/testing";
-import { doctorSessions, SessionDB } from "@openprogram/session-context";
+import { doctorSessions, SessionDB, sessionContext } from "@openprogram/session-context";
 import { removeTree } from "@openprogram/session-context/testing";
 import { afterAll, describe, expect, it } from "vitest";
 
@@ -57,8 +57,8 @@ function startRun(sessionId: string): { exited: Promise<number | null>; kill: ()
 /** Checks the store as a freshly started process would see it once it opened the session for a turn. */
 async function assertConsistent(sessionId: string): Promise<void> {
   const db = new SessionDB({ root });
-  // Reads report the status as recorded; opening the session for a turn recovers a killed turn.
-  await db.openSession(sessionId);
+  // Reads report the status as recorded; entering the session for a turn recovers a killed turn.
+  await sessionContext({ db, sessionId, runtime: null, fromEnvironment: false }, () => undefined);
   const record = await db.getSession(sessionId);
   expect(record, "the session is still in the registry").not.toBeNull();
   expect(["running", "needs_input"], "the status is not stuck").not.toContain(record?.status);

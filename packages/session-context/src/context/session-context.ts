@@ -151,7 +151,7 @@ async function openSession(
     assertValidSessionId(requested);
     const created = await db.openSession(requested, create);
     // A turn a crashed process left holding the session is recovered before this one begins.
-    if (!created) await storeInternals(db).recoverOnEntry(requested);
+    if (!created && storeInternals(db).needsRecoveryCheck(requested)) await db.recover(requested);
     return { sessionId: requested, created };
   }
   const { id } = await db.createSession({ ...create, idPrefix: options.idPrefix ?? "session" });

@@ -131,7 +131,7 @@ export class SessionDB {
       snapshotSync: (sessionId) => this.snapshotSync(sessionId),
       nodeMapSync: (sessionId) => this.nodeMapSync(sessionId),
       liveTurnIds: (sessionId) => liveTurnLeases(this.requirePaths(sessionId)),
-      recoverOnEntry: (sessionId) => this.recoverOnEntry(sessionId),
+      needsRecoveryCheck: (sessionId) => !this.recoveryChecked.has(sessionId) || hasLeaseFiles(this.paths(sessionId)),
       invalidate: (sessionId) => this.history.forget(this.paths(sessionId)),
       withSessionLock: (sessionId, section) => this.withSessionLock(sessionId, section),
       updateRegistry: (mutate) => this.registry.update(mutate),
@@ -556,7 +556,7 @@ export class SessionDB {
    * Recovers the session if its recorded status says a turn holds it but no
    * live process holds a turn lease: it was left by a crash. An explicit step:
    * `sessionContext` runs it when it enters a session for a turn (see
-   * recoverOnEntry), resuming and answering run it, and `sessions doctor`
+   * StoreInternals.needsRecoveryCheck), resuming and answering run it, and `sessions doctor`
    * reports and fixes the same state; reads never run it (they report the
    * status as recorded). Resolves to true when it recovered the session. Its
    * running nodes become "interrupted" and its status "idle", or
@@ -599,12 +599,6 @@ export class SessionDB {
     await this.updateEntry(sessionId, (current) =>
       TURN_STATUSES.has(current.status) ? { ...current, status } : current,
     );
-  }
-
-  /** recover, once per session per instance and again whenever a lease file is there to be judged. */
-  private async recoverOnEntry(sessionId: string): Promise<boolean> {
-    if (this.recoveryChecked.has(sessionId) && !hasLeaseFiles(this.paths(sessionId))) return false;
-    return this.recover(sessionId);
   }
 
   /** Every node and meta write runs under this lock (see StoreInternals.withSessionLock). */

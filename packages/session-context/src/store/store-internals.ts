@@ -25,11 +25,12 @@ export interface StoreInternals {
   /** Ids of the session's turns whose processes are alive (by their turn leases). */
   liveTurnIds(sessionId: string): string[];
   /**
-   * `recover` on the hot path of entering a session for a turn: the first time
-   * this instance enters the session, and again whenever a lease file is there
-   * to be judged (a turn of another process may have died since).
+   * Whether entering the session for a turn should run `recover`: the first
+   * time this instance enters it, and again whenever a lease file is there to
+   * be judged (a turn of another process may have died since). Synchronous, so
+   * the hot path of entering a checked session awaits nothing more.
    */
-  recoverOnEntry(sessionId: string): Promise<boolean>;
+  needsRecoveryCheck(sessionId: string): boolean;
   /** Drops the cached view of a session (after repairs made behind the store's back). */
   invalidate(sessionId: string): void;
   /** Runs a section under the session's store lock: no other writer in any process runs meanwhile. */

@@ -46,6 +46,8 @@ export type {
   ProgramsFrame,
   QuestionClosedFrame,
   QuestionFrame,
+  ResumableTurnInfo,
+  ResumeFrame,
   RunFrame,
   ServerFrame,
   SessionDeletedFrame,

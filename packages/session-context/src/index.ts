@@ -157,6 +157,7 @@ export {
   type ResumeTurnOptions,
 } from "./turns/resume-turn.js";
 export { answerQuestion, type AnswerQuestionOptions, type AnsweredQuestion } from "./turns/answer-question.js";
+export { routeAnswer, type AnswerRoute, type RouteAnswerOptions } from "./turns/route-answer.js";
 export {
   describeTurn,
   findResumableTurn,

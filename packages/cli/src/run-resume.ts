@@ -1,6 +1,7 @@
 import {
   AnswerRequiredError,
   prepareResume,
+  resolveRuntime,
   resumeTurn,
   TurnNotResumableError,
   type PreparedResume,
@@ -15,7 +16,6 @@ import { createProgressPrinter } from "./progress.js";
 import { reportFailure } from "./report.js";
 import { resolveProgramRef } from "./resume-program.js";
 import { runTurn } from "./run-turn.js";
-import { configuredRuntime } from "./runtime.js";
 import { requireExistingSession } from "./session-selection.js";
 
 /** What to resume, and how. */
@@ -88,7 +88,7 @@ export async function runResume(request: ResumeRequest, context: CommandContext)
     const outcome = await runTurn(
       {
         sessionId: prepared.turn.sessionId,
-        runtime: configuredRuntime(),
+        runtime: resolveRuntime(),
         asker,
         signal: interruption.signal,
         ...(recorded ? { program: recorded } : {}),

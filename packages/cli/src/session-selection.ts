@@ -2,8 +2,7 @@ import {
   clipLine,
   assertValidSessionId,
   InvalidInputError,
-  listSessions,
-  sessionExists,
+  openStore,
   SessionNotFoundError,
 } from "@openprogram/session-context";
 import { formatTimestamp } from "./output.js";
@@ -31,19 +30,21 @@ export async function selectSession(flags: SessionFlags): Promise<string | undef
   }
   if (flags.resume === undefined) return undefined;
   assertValidSessionId(flags.resume);
-  if (!(await sessionExists(flags.resume))) throw new SessionNotFoundError(flags.resume, await recentSessionsHint());
+  if ((await openStore().getSession(flags.resume)) === null)
+    throw new SessionNotFoundError(flags.resume, await recentSessionsHint());
   return flags.resume;
 }
 
 /** Names a session that must exist for a `sessions` command; throws SessionNotFoundError with the recent ones listed. */
 export async function requireExistingSession(sessionId: string): Promise<string> {
   assertValidSessionId(sessionId);
-  if (!(await sessionExists(sessionId))) throw new SessionNotFoundError(sessionId, await recentSessionsHint());
+  if ((await openStore().getSession(sessionId)) === null)
+    throw new SessionNotFoundError(sessionId, await recentSessionsHint());
   return sessionId;
 }
 
 async function recentSessionsHint(): Promise<string> {
-  const recent = await listSessions({ limit: 5 });
+  const recent = await openStore().listSessions({ limit: 5 });
   if (recent.length === 0) return "There are no sessions yet; use --session <id> to create one under that id.";
   const lines = recent.map((record) => {
     const label = record.title || (typeof record.preview === "string" ? record.preview : "");

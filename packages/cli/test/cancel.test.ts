@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listSessions } from "@openprogram/session-context";
 import {
   collect,
   createCliHome,
@@ -46,7 +45,7 @@ describe("Ctrl-C (SIGINT) during a run", () => {
       "session init",
     ]);
     // The committed tree holds the cancelled nodes: nothing is left running or uncommitted.
-    const record = (await listSessions({ db: home.db })).find((entry) => entry.id === output.session_id);
+    const record = (await home.db.listSessions()).find((entry) => entry.id === output.session_id);
     expect(record?.status).toBe("idle");
   });
 

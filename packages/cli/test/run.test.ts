@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { listSessions, type SessionNode } from "@openprogram/session-context";
+import type { SessionNode } from "@openprogram/session-context";
 import { startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { createCliHome, program, readRequestLog, runCli, sessionIdFrom, type CliHome } from "./helpers/cli.js";
 
@@ -36,7 +36,7 @@ describe("openprogram run, against the scripted provider", () => {
       { role: "user", content: "Text: hello world" },
     ]);
 
-    const record = (await listSessions({ db: home.db })).find((entry) => entry.id === sessionId);
+    const record = (await home.db.listSessions()).find((entry) => entry.id === sessionId);
     expect(record?.source).toBe("cli");
     expect(record?.status).toBe("idle");
     const nodes = await nodesOf(sessionId);
@@ -207,7 +207,7 @@ describe("openprogram run, against a loopback server speaking the OpenAI protoco
       ["code", "failed"],
       ["llm", "failed"],
     ]);
-    const record = (await listSessions({ db: home.db })).find((entry) => entry.id === output.session_id);
+    const record = (await home.db.listSessions()).find((entry) => entry.id === output.session_id);
     expect(record?.status).toBe("failed");
   });
 });

@@ -5,7 +5,7 @@
 // port as one JSON line, then answers IPC requests: rss, core, seed, crash,
 // recover, cpu, exit.
 import { spawn } from "node:child_process";
-import { mkdirSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { sessionContext, chat, type SessionRecord } from "@openprogram/session-context";
@@ -204,7 +204,7 @@ type Round = { latencies: number[]; wallMs: number };
  * first is made through the store itself, with a node, to be crashed later.
  */
 async function seed(count: number): Promise<{ first: string }> {
-  const first = await store.db.createNewSession({ source: "bench" });
+  const { id: first } = await store.db.createSession({ source: "bench" });
   await store.db.appendNode(first, { role: "user", output: "hello" });
   const now = Date.now() / 1000;
   const entries: SessionRecord[] = [];
@@ -234,9 +234,12 @@ async function seed(count: number): Promise<{ first: string }> {
       peer_id: null,
     });
   }
-  await store.db.updateRegistry((all) => {
-    for (const entry of entries) all[entry.id] = entry;
-  });
+  // The registry, written as the store writes it (nothing else writes this store while it is seeded).
+  const index = join(store.root, "index.json");
+  const all = JSON.parse(readFileSync(index, "utf8")) as Record<string, SessionRecord>;
+  for (const entry of entries) all[entry.id] = entry;
+  writeFileSync(`${index}.seed`, JSON.stringify(all, null, 2), { mode: 0o600 });
+  renameSync(`${index}.seed`, index);
   return { first };
 }
 
@@ -276,7 +279,7 @@ process.on("message", (message: ChildRequest) => {
       return;
     case "recover":
       // What the next turn on the session would do first.
-      void store.db.recoverIfAbandoned(message.sessionId).then((recovered) => answer({ recovered }));
+      void store.db.recover(message.sessionId).then((recovered) => answer({ recovered }));
       return;
     case "cpu":
       answer(cpu());

@@ -1,11 +1,8 @@
 import {
-  deleteSession,
   describeModelCalls,
   describeSession,
-  listSessions,
   prepareResume,
   routeAnswer,
-  sessionExists,
   SessionNotFoundError,
   toOpenProgramError,
   type ErrorCode,
@@ -136,7 +133,7 @@ export class FrameHandler {
         client.send({ type: "unsubscribed", session_id: frame.session_id });
         return;
       case "list_sessions":
-        client.send({ type: "sessions", sessions: await listSessions({ db, ...pick(frame, "limit", "offset") }) });
+        client.send({ type: "sessions", sessions: await db.listSessions(pick(frame, "limit", "offset")) });
         return;
       case "get_session": {
         const detail = await describeSession(frame.session_id, { db });
@@ -161,8 +158,7 @@ export class FrameHandler {
       case "delete_session": {
         // No turn starts here while the session is removed; the core refuses while any process runs a turn in it.
         await turns.whileDeleting(frame.session_id, async () => {
-          if (!(await sessionExists(frame.session_id, { db }))) throw new SessionNotFoundError(frame.session_id);
-          await deleteSession(frame.session_id, { db });
+          if (!(await db.deleteSession(frame.session_id))) throw new SessionNotFoundError(frame.session_id);
         });
         const deleted = { type: "session_deleted", session_id: frame.session_id } as const;
         subscriptions.publish(frame.session_id, deleted);

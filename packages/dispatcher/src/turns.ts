@@ -1,9 +1,8 @@
 import {
   chat,
-  createRuntime,
   isCancellation,
+  requireRuntime,
   resumeTurn,
-  RuntimeMissingError,
   SessionBusyError,
   sessionContext,
   serializeError,
@@ -122,9 +121,9 @@ export class Turns {
       const program = this.deps.programs.get(frame.program);
       program.checkInput(frame.input);
       work = { kind: "run", program, input: frame.input };
-    } else if (this.effectiveRuntime() === null) {
-      throw new RuntimeMissingError("the dispatcher runs without a model, so chat cannot answer");
     } else {
+      // What sessionContext will pick for the turn (a broken configuration throws here, before anything is written).
+      requireRuntime("the dispatcher runs without a model, so chat cannot answer", { runtime: this.deps.runtime });
       work = { kind: "chat", text: frame.text };
     }
     const turn = this.reserve(client, frame.session_id ?? null);
@@ -394,11 +393,6 @@ export class Turns {
         return;
     }
   };
-
-  /** The runtime a chat turn will get (what sessionContext would create). */
-  private effectiveRuntime(): Runtime | null {
-    return this.deps.runtime !== undefined ? this.deps.runtime : createRuntime();
-  }
 
   private async settledWithin(ms: number): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;

@@ -190,7 +190,7 @@ describe("a question outlives the dispatcher that asked it", () => {
     let questionId = "";
     for (let tries = 0; tries < 3000 && questionId === ""; tries++) {
       await new Promise((resolve) => setTimeout(resolve, 10));
-      if (!store.db.hasSession("asked_elsewhere")) continue;
+      if ((await store.db.getSession("asked_elsewhere")) === null) continue;
       questionId = (await store.db.loadNodes("asked_elsewhere")).find((node) => node.name === "ask_user")?.id ?? "";
     }
     expect(questionId).not.toBe("");

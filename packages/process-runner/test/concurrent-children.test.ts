@@ -19,11 +19,12 @@ describe("concurrent children in one session", () => {
       expect(new Set(runs.map((run) => run.pid)).size).toBe(10);
       return Promise.all(runs.map(async (run) => run.result));
     });
-    // Each relayed append: is the node already visible to the parent's store at that moment?
-    const visibleOnArrival: boolean[] = [];
+    // Each relayed append: is the node already visible to the parent's store at that moment? (getNode reads
+    // synchronously when called; only its answer arrives later.)
+    const visibleOnArrival: Array<Promise<boolean>> = [];
     const onEvent = (event: SessionEvent): void => {
       if (event.type === "node" && event.op === "append")
-        visibleOnArrival.push(store.db.nodeMapSync(event.sessionId).has(event.node.id));
+        visibleOnArrival.push(store.db.getNode(event.sessionId, event.node.id).then((node) => node !== null));
     };
     const { sessionId, fanOutId, outputs } = await sessionContext(
       { db: store.db, runtime: null, onEvent, source: "test" },
@@ -35,7 +36,7 @@ describe("concurrent children in one session", () => {
     );
     expect(outputs).toHaveLength(10);
     expect(visibleOnArrival).toHaveLength(41);
-    expect(visibleOnArrival.every(Boolean)).toBe(true);
+    expect((await Promise.all(visibleOnArrival)).every(Boolean)).toBe(true);
 
     const nodes = await store.db.loadNodes(sessionId);
     // 1 fan_out + 10 x (outline, summarise, 2 llm nodes)

@@ -43,7 +43,7 @@ describe("no orphans when the parent itself dies", () => {
     // Nobody was left to record the end: reads report the status as recorded, and the store's crash recovery
     // (run when the session is next opened for a turn) records the unfinished calls as interrupted.
     expect((await store.db.getSession(pids.sessionId))?.status).toBe("running");
-    expect(await store.db.recoverIfAbandoned(pids.sessionId)).toBe(true);
+    expect(await store.db.recover(pids.sessionId)).toBe(true);
     expect((await store.db.getSession(pids.sessionId))?.status).toBe("idle");
     const nodes = await store.db.loadNodes(pids.sessionId);
     expect(nodes.map((node) => [node.name, node.metadata.status])).toEqual([

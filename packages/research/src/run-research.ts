@@ -1,12 +1,10 @@
 import {
   AskUserUnavailableError,
-  createRuntime,
   currentAsker,
-  currentRuntime,
   currentSession,
   hasSessionContext,
+  requireRuntime,
   RESEARCH_PROGRAM_REF,
-  RuntimeMissingError,
   sessionContext,
   type Asker,
   type Runtime,
@@ -62,9 +60,7 @@ export interface RunResearchResult {
 export async function runResearch(task: string, options: RunResearchOptions = {}): Promise<RunResearchResult> {
   validateResearchRequest(task, options);
   const outer = hasSessionContext();
-  const runtime =
-    options.runtime !== undefined ? options.runtime : ((outer ? currentRuntime() : null) ?? createRuntime());
-  if (runtime === null) throw new RuntimeMissingError("the research stages call the model");
+  const runtime = requireRuntime("the research stages call the model", { runtime: options.runtime });
   const asker = options.asker !== undefined ? options.asker : outer ? currentAsker() : null;
   if (options.interactive && asker === null) throw new AskUserUnavailableError(CHOOSE_IDEA_QUESTION);
   // Inside a context, no id means "this session": the entry that installed it decided the boundary.

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { listSessions, sessionContext, sessionGitLog } from "@openprogram/session-context";
+import { sessionContext } from "@openprogram/session-context";
 import { runResearch } from "../src/index.js";
 import { startResearchFixture, type ResearchFixture } from "./helpers/fixture.js";
 import { researchModel, stageOf } from "./helpers/research-model.js";
@@ -64,7 +64,7 @@ describe("continuation is decided by who passes the session id", () => {
       expect(request.body).not.toMatch(/\[(first|second)\]/);
     }
 
-    const sessions = await listSessions({ db });
+    const sessions = await db.listSessions();
     expect(sessions.map((session) => session.id).sort()).toEqual([r1.sessionId, r3.sessionId].sort());
     expect(sessions.every((session) => session.source === "research")).toBe(true);
   });
@@ -82,8 +82,8 @@ describe("continuation is decided by who passes the session id", () => {
     );
     expect(outcome.run.sessionId).toBe(outcome.outer.sessionId);
     expect(outcome.run.created).toBe(false);
-    expect(await listSessions({ db })).toHaveLength(1);
-    const log = await sessionGitLog(outcome.outer.sessionId, { db });
+    expect(await db.listSessions()).toHaveLength(1);
+    const log = await db.gitLog(outcome.outer.sessionId);
     // One turn, one commit (besides the session's first commit): the run joined the CLI's turn.
     expect(log.map((entry) => entry.message)).toEqual([
       expect.stringMatching(/^turn turn_[0-9a-f]{10} \(cli\)$/),

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { AskUserUnavailableError, describeSession, listSessions, sessionContext } from "@openprogram/session-context";
+import { AskUserUnavailableError, describeSession, sessionContext } from "@openprogram/session-context";
 import { createScriptedAsker } from "@openprogram/session-context/testing";
 import { CHOOSE_IDEA_QUESTION, researchAgent, runResearch } from "../src/index.js";
 import { startResearchFixture, type ResearchFixture } from "./helpers/fixture.js";
@@ -108,7 +108,7 @@ describe("interactive: choose_idea asks the user, with the ideas as choices", ()
     expect(error).toBeInstanceOf(AskUserUnavailableError);
     expect((error as Error).message).toMatch(/--answers <file>.*sessionContext\(\{ asker \}\)/);
     expect(fixture.server.requests).toHaveLength(0);
-    expect(await listSessions({ db: fixture.store.db })).toHaveLength(0);
+    expect(await fixture.store.db.listSessions()).toHaveLength(0);
 
     // The same through researchAgent in a context without an asker, in a session that exists (a refused
     // run's new session is removed), where the node records why.

@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { InvalidInputError, listSessions, RuntimeMissingError } from "@openprogram/session-context";
+import { InvalidInputError, RuntimeMissingError } from "@openprogram/session-context";
 import { runResearch, validateResearchRequest } from "../src/index.js";
 import { startResearchFixture, type ResearchFixture } from "./helpers/fixture.js";
 import { researchModel } from "./helpers/research-model.js";
@@ -29,7 +29,7 @@ async function expectRejectedBeforeAnything(
   expect(error).toBeInstanceOf(type);
   expect((error as Error).message).toMatch(message);
   expect(active.server.requests).toHaveLength(0);
-  expect(await listSessions({ db: active.store.db })).toHaveLength(0);
+  expect(await active.store.db.listSessions()).toHaveLength(0);
   expect(readdirSync(active.dir).sort()).toEqual(before);
 }
 

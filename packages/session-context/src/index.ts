@@ -76,6 +76,7 @@ export { unserialisableResult, type UnserialisableResult } from "./json/unserial
 
 // The runtime and its providers
 export { createRuntime, type ProviderRuntimeConfig } from "./runtime/create-runtime.js";
+export { requireRuntime, resolveRuntime, type ResolveRuntimeOptions } from "./runtime/resolve-runtime.js";
 export {
   configPath,
   DEFAULT_MODELS,
@@ -108,6 +109,7 @@ export {
   walkBranch,
   type CreateSessionOptions,
   type ListSessionsOptions,
+  type OpenSessionOptions,
   type SessionDBOptions,
   type SessionPatch,
 } from "./store/session-db.js";
@@ -129,18 +131,14 @@ export type {
   SessionStatus,
 } from "./store/types.js";
 
-// Managing sessions (what `openprogram sessions ...` and the web page's session list use)
+// Views over a store that compose its readers, and its checks (what `openprogram sessions ...` and the web use)
 export {
   buildCallTree,
   checkStore,
-  deleteSession,
   describeSession,
   doctorSessions,
   exportSession,
-  listSessions,
   sessionCallTree,
-  sessionExists,
-  sessionGitLog,
   type CallTreeNode,
   type ExportFormat,
   type SessionDetail,

@@ -15,6 +15,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { doctorSessions, SessionDB, type DoctorReport } from "../src/index.js";
 import { createTempStore, PYTHON_SESSIONS_FIXTURE, type TempStore } from "../src/testing/index.js";
 import { git } from "./helpers.js";
+import { storeInternals } from "../src/store/store-internals.js";
 
 let store: TempStore;
 beforeEach(() => {
@@ -74,7 +75,7 @@ describe("sessions doctor", () => {
     await db.commitTurn("c");
     rmSync(join(store.root, "c", "meta.json"));
     await db.createSession({ id: "d" });
-    await db.updateRegistry((entries) => {
+    await storeInternals(db).updateRegistry((entries) => {
       delete entries.d;
       entries.ghost = { ...(entries.c as NonNullable<typeof entries.c>), id: "ghost" };
     });

@@ -113,7 +113,7 @@ describe("session ids that name the store's own files or read as options", () =>
     expect(error.code).toBe("invalid_session_id");
     expect(error.message).toMatch(/index\.json|'-'|'\.'/);
     expect(ran).toBe(false);
-    await expect(store.db.ensureSession(sessionId)).rejects.toBeInstanceOf(InvalidSessionIdError);
+    await expect(store.db.openSession(sessionId)).rejects.toBeInstanceOf(InvalidSessionIdError);
     await expect(store.db.deleteSession(sessionId)).rejects.toBeInstanceOf(InvalidSessionIdError);
     expect(snapshot(store.root)).toEqual(before);
   });
@@ -168,7 +168,7 @@ describe("a path that exists but is not a session", () => {
     const outsideBefore = snapshot(outside);
     const entries: Array<[string, () => Promise<unknown>]> = [
       ["sessionContext", () => turn(store.db, name)],
-      ["ensureSession", () => store.db.ensureSession(name)],
+      ["openSession", () => store.db.openSession(name)],
       ["createSession", () => store.db.createSession({ id: name })],
       ["a second store instance", () => turn(new SessionDB({ root: store.root }), name)],
     ];

@@ -5,16 +5,12 @@ import {
   buildCallTree,
   chat,
   createScriptedAsker,
-  deleteSession,
   describeSession,
   exportSession,
-  listSessions,
   recordAbandonedNodes,
   relaySessionEvent,
   sessionCallTree,
   sessionContext,
-  sessionExists,
-  sessionGitLog,
   SessionNotFoundError,
   type SessionEvent,
   type SessionNode,
@@ -46,9 +42,9 @@ describe("managing sessions", () => {
       },
     );
     const db = store.db;
-    expect(await sessionExists(id, { db })).toBe(true);
-    expect(await sessionExists("nope", { db })).toBe(false);
-    expect((await listSessions({ db })).map((record) => record.title)).toEqual(["Demo"]);
+    expect((await db.getSession(id))?.title).toBe("Demo");
+    expect(await db.getSession("nope")).toBeNull();
+    expect((await db.listSessions()).map((record) => record.title)).toEqual(["Demo"]);
     const detail = await describeSession(id, { db });
     expect(detail.conversation.map((node) => `${node.role}:${node.name}`)).toEqual([
       "user:",
@@ -69,9 +65,10 @@ describe("managing sessions", () => {
     expect(markdown).toContain("# Session");
     expect(markdown).toContain("- code draft (completed)");
     expect(markdown).toContain("  - ask_user: Formal? (answered)");
-    expect((await sessionGitLog(id, { db })).length).toBe(2);
-    expect(await deleteSession(id, { db })).toBe(true);
+    expect((await db.gitLog(id)).length).toBe(2);
+    expect(await db.deleteSession(id)).toBe(true);
     await expect(describeSession(id, { db })).rejects.toBeInstanceOf(SessionNotFoundError);
+    await expect(sessionCallTree(id, { db })).rejects.toBeInstanceOf(SessionNotFoundError);
   });
 
   it("nests orphans at the top instead of dropping them", () => {

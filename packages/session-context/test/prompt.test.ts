@@ -8,6 +8,7 @@ import {
   RuntimeMissingError,
   SessionDB,
   sessionContext,
+  type Runtime,
 } from "../src/index.js";
 import {
   createTempStore,
@@ -175,6 +176,28 @@ describe("history rendering", () => {
     ]);
     const branch = await store.db.conversationBranch(id);
     expect(branch.map((node) => node.role)).toEqual(["user", "llm", "user", "llm"]);
+  });
+
+  it("chat() runs on any Runtime through its chat method, not only one this package built", async () => {
+    const { runtime: inner, provider } = scriptedRuntime(["Hi there."]);
+    const chatted: string[] = [];
+    // A runtime of the caller's own (a wrapper, or one built by another copy of the package) is a plain object.
+    const wrapper: Runtime = {
+      provider: inner.provider,
+      model: inner.model,
+      exec: (content, options) => inner.exec(content, options),
+      chat: (text, options) => {
+        chatted.push(text);
+        return inner.chat(text, options);
+      },
+    };
+    const id = await sessionContext({ db: store.db, runtime: wrapper }, async (session) => {
+      expect(await chat("Hello")).toBe("Hi there.");
+      return session.sessionId;
+    });
+    expect(chatted).toEqual(["Hello"]);
+    expect(provider.requests[0]?.request.messages).toEqual([{ role: "user", content: "Hello" }]);
+    expect((await store.db.conversationBranch(id)).map((node) => node.role)).toEqual(["user", "llm"]);
   });
 
   it("continues the Python fixtures: new nodes follow the old ones and the model sees the earlier turn", async () => {

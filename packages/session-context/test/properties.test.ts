@@ -14,6 +14,7 @@ import {
   sessionContext,
 } from "../src/index.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
+import { storeInternals } from "../src/store/store-internals.js";
 
 let store: TempStore;
 beforeAll(async () => {
@@ -69,13 +70,13 @@ describe("session ids", () => {
             !sessionId.includes("..") &&
             !/^index\.json(\..*)?$/i.test(sessionId),
         );
-        const outcome = await store.db.ensureSession(sessionId).then(
+        const outcome = await store.db.openSession(sessionId).then(
           (result) => ({ ok: true as const, result }),
           (error: unknown) => ({ ok: false as const, error }),
         );
         if (outcome.ok) {
           expect(valid).toBe(true);
-          expect(dirname(store.db.paths(sessionId).dir)).toBe(store.root);
+          expect(dirname(storeInternals(store.db).paths(sessionId).dir)).toBe(store.root);
         } else {
           expect(typed(outcome.error)).toBe(true);
         }

@@ -31,6 +31,7 @@ import {
 import { createTempStore, startFakeOpenAIServer, type FakeOpenAIServer, type TempStore } from "../src/testing/index.js";
 import { childScript, runTsChild } from "./helpers.js";
 import { planTrip } from "./programs/trip.mjs";
+import { storeInternals } from "../src/store/store-internals.js";
 
 const TRIP_MODULE = fileURLToPath(new URL("./programs/trip.mjs", import.meta.url));
 const TRIP = { ref: moduleProgramRef(TRIP_MODULE, "planTrip"), input: { destination: "Lisbon", days: 3 } };
@@ -89,7 +90,7 @@ async function doctorFindings(db: SessionDB, sessionId: string): Promise<unknown
 /** The session's latest turn once it waits for an answer. */
 async function waitForQuestion(sessionId: string): Promise<ReturnType<typeof describeTurn>> {
   for (let tries = 0; tries < 1000; tries++) {
-    if (store.db.hasSession(sessionId)) {
+    if (storeInternals(store.db).exists(sessionId)) {
       const turn = describeTurnOrNull(sessionId);
       if (turn?.question) return turn;
     }
@@ -322,14 +323,14 @@ describe("questions outlive their process", () => {
     await store.db.setStatus("crashed", "needs_input");
     // A new store object, as after a restart: no process holds the turn, so its recovery runs.
     const restarted = new SessionDB({ root: store.root });
-    expect(await restarted.recoverIfAbandoned("crashed")).toBe(true);
+    expect(await restarted.recover("crashed")).toBe(true);
     expect((await restarted.loadNodes("crashed")).map((node) => node.metadata.status)).toEqual([
       "interrupted",
       "waiting",
     ]);
     expect((await restarted.getSession("crashed"))?.status).toBe("needs_input");
     // Recovered once: reading it again changes nothing.
-    expect(await restarted.recoverIfAbandoned("crashed")).toBe(false);
+    expect(await restarted.recover("crashed")).toBe(false);
     expect((await doctorSessions({ db: restarted, sessionId: "crashed" })).findings.map((f) => f.kind)).not.toContain(
       "unfinished_node",
     );

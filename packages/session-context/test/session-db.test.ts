@@ -9,10 +9,12 @@ import {
   SessionDB,
   SessionExistsError,
   SessionNotFoundError,
+  sessionContext,
   type SessionNode,
 } from "../src/index.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 import { childScript, git, runTsChild } from "./helpers.js";
+import { storeInternals } from "../src/store/store-internals.js";
 
 let store: TempStore;
 beforeEach(() => {
@@ -108,7 +110,7 @@ describe("sessions", () => {
   });
 
   it("mints <prefix>_<10 hex> ids", async () => {
-    const id = await store.db.createNewSession({ idPrefix: "research" });
+    const { id } = await store.db.createSession({ idPrefix: "research" });
     expect(id).toMatch(/^research_[0-9a-f]{10}$/);
   });
 });
@@ -328,12 +330,35 @@ describe("bad input", () => {
     expect(registryVersion()).toBe(before);
   });
 
-  it("recovers a crashed turn when the session is opened for a turn: nodes interrupted, status idle", async () => {
+  /** Enters a session for a turn that writes nothing, as every entry point does. */
+  async function enterForTurn(db: SessionDB, sessionId: string): Promise<void> {
+    await sessionContext({ db, sessionId, createRuntimeIfNone: false, fromEnvironment: false }, () => undefined);
+  }
+
+  it("opening a session never recovers: recovery is an explicit step", async () => {
+    await store.db.createSession({ id: "crashed" });
+    await crash("crashed");
+    const before = registryVersion();
+
+    const reopened = new SessionDB({ root: store.root });
+    expect(await reopened.openSession("crashed", { create: false })).toBe(false);
+    expect((await reopened.getSession("crashed"))?.status).toBe("running");
+    expect(registryVersion()).toBe(before);
+    expect(await reopened.recover("crashed")).toBe(true);
+    expect((await reopened.getSession("crashed"))?.status).toBe("idle");
+    expect(await reopened.recover("crashed")).toBe(false);
+    // create: false opens only what exists, and makes nothing.
+    await expect(reopened.openSession("absent", { create: false })).rejects.toBeInstanceOf(SessionNotFoundError);
+    expect(existsSync(join(store.root, "absent"))).toBe(false);
+    expect(await reopened.getSession("absent")).toBeNull();
+  });
+
+  it("recovers a crashed turn when the session is entered for a turn: nodes interrupted, status idle", async () => {
     await store.db.createSession({ id: "crashed" });
     const running = await crash("crashed");
 
     const reopened = new SessionDB({ root: store.root });
-    expect(await reopened.openSession("crashed")).toBe(false);
+    await enterForTurn(reopened, "crashed");
     expect((await reopened.getSession("crashed"))?.status).toBe("idle");
     const node = (await reopened.loadNodes("crashed")).find((candidate) => candidate.id === running.id);
     expect(node?.metadata.status).toBe("interrupted");
@@ -343,16 +368,16 @@ describe("bad input", () => {
   it("checks a session once per instance, and again when a lease is seen to expire", async () => {
     await store.db.createSession({ id: "twice" });
     const opener = new SessionDB({ root: store.root });
-    expect(await opener.openSession("twice")).toBe(false);
+    await enterForTurn(opener, "twice");
     // Status says running, but no lease file: the first check of this instance already ran, so no second look.
     await store.db.setStatus("twice", "running");
     const before = registryVersion();
-    await opener.openSession("twice");
+    await enterForTurn(opener, "twice");
     expect(registryVersion()).toBe(before);
     expect((await opener.getSession("twice"))?.status).toBe("running");
-    // A turn of another process dies, leaving its lease: the next open recovers it.
+    // A turn of another process dies, leaving its lease: the next entry recovers it.
     await crash("twice");
-    await opener.openSession("twice");
+    await enterForTurn(opener, "twice");
     expect((await opener.getSession("twice"))?.status).toBe("idle");
   });
 
@@ -373,7 +398,7 @@ describe("deletion and turns exclude each other", () => {
     expect(refused).toBeInstanceOf(SessionBusyError);
     expect((refused as SessionBusyError).code).toBe("session_busy");
     expect((refused as Error).message).toContain("running a turn");
-    expect(store.db.hasSession("held")).toBe(true);
+    expect(storeInternals(store.db).exists("held")).toBe(true);
     await store.db.endTurn("held", "turn_held", { status: "idle" });
     expect(await store.db.deleteSession("held")).toBe(true);
     // Nothing is left: no session directory, no directory moved aside for deletion.

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { collect, runCli, spawnCli, stopCliProcesses } from "@openprogram/cli/testing";
 import { TestClient } from "@openprogram/dispatcher/testing";
-import { doctorSessions, SessionDB } from "@openprogram/session-context";
+import { doctorSessions, SessionDB, sessionContext } from "@openprogram/session-context";
 import { findFreePort, removeTree, waitFor } from "@openprogram/session-context/testing";
 import { afterAll, describe, expect, it } from "vitest";
 
@@ -83,9 +83,9 @@ describe("kill -9 of the dispatcher during the turns of 20 sessions", () => {
 
       const db = new SessionDB({ root });
       for (const sessionId of sessions) {
-        // Reads report what was recorded; opening the session for a turn (as the next dispatcher does) recovers it.
+        // Reads report what was recorded; entering the session for a turn (as the next dispatcher does) recovers it.
         expect((await db.getSession(sessionId))?.status).toBe("running");
-        await db.openSession(sessionId);
+        await sessionContext({ db, sessionId, runtime: null, fromEnvironment: false }, () => undefined);
         const record = await db.getSession(sessionId);
         expect(["running", "needs_input"], `status of ${sessionId}`).not.toContain(record?.status);
         const seqs = new Set<number>();

@@ -112,7 +112,7 @@ async function expectHealthy(sessionId: string, finishedBeforeKill: boolean): Pr
 /** The session's top-level calls named `name`, in seq order (none when the session was never created). */
 async function topLevelCalls(sessionId: string, name: string): Promise<SessionNode[]> {
   const db = new SessionDB({ root: killHome.root });
-  if (!db.hasSession(sessionId)) return [];
+  if ((await db.getSession(sessionId)) === null) return [];
   return (await db.loadNodes(sessionId)).filter((node) => node.caller === "" && node.name === name);
 }
 

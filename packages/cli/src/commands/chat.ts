@@ -1,5 +1,5 @@
 import { createInterface } from "node:readline";
-import { chat, type Runtime } from "@openprogram/session-context";
+import { chat, requireRuntime, type Runtime } from "@openprogram/session-context";
 import { interruptTurnsOnSignals } from "../cancellation.js";
 import type { CommandContext } from "../command-context.js";
 import { EXIT_CODES, isConfigurationError } from "../exit-codes.js";
@@ -7,7 +7,6 @@ import { isTerminal } from "../io.js";
 import { formatError, sessionLine, summarizeError, writeJson, writeLine } from "../output.js";
 import { reportFailure } from "../report.js";
 import { runTurn } from "../run-turn.js";
-import { requireRuntime } from "../runtime.js";
 import { selectSession, type SessionFlags } from "../session-selection.js";
 
 /** Flags of `openprogram chat`. */
@@ -45,7 +44,7 @@ export async function chatCommand(flags: ChatFlags, context: CommandContext): Pr
   let runtime: Runtime;
   try {
     sessionId = await selectSession(flags);
-    runtime = requireRuntime();
+    runtime = requireRuntime("this command calls the model");
   } catch (error) {
     return reportFailure(context, error, { json, during: "setup" });
   }

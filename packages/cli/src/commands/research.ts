@@ -4,10 +4,11 @@ import {
   describeTurn,
   hasErrorCode,
   InvalidInputError,
+  openStore,
   prepareResume,
+  requireRuntime,
   RESEARCH_PROGRAM_REF,
   resumeTurn,
-  sessionExists,
   type Asker,
   type PreparedResume,
   type Runtime,
@@ -23,7 +24,6 @@ import { sessionLine, writeJson, writeLine } from "../output.js";
 import { createProgressPrinter } from "../progress.js";
 import { reportFailure } from "../report.js";
 import { runTurn } from "../run-turn.js";
-import { requireRuntime } from "../runtime.js";
 import { selectSession, type SessionFlags } from "../session-selection.js";
 
 /** Flags of `openprogram research`. */
@@ -77,7 +77,7 @@ export async function researchCommand(task: string, flags: ResearchFlags, contex
       ...(workDir !== undefined ? { workDir } : {}),
       ...(sections ? { sections } : {}),
     });
-    const runtime = requireRuntime();
+    const runtime = requireRuntime("this command calls the model");
     const asker = chooseAsker(io, flags.answers);
     if (flags.interactive && asker === null) {
       throw new InvalidInputError(
@@ -169,7 +169,7 @@ async function unfinishedRun(
   requested: { workDir: string | undefined; sections: string[] | undefined },
   research: ResearchModule,
 ): Promise<PreparedResume | null> {
-  if (!(await sessionExists(sessionId))) return null;
+  if ((await openStore().getSession(sessionId)) === null) return null;
   let turn;
   try {
     turn = describeTurn({ sessionId });

@@ -1,4 +1,10 @@
-import { moduleProgramRef, validateAgenticInput, type Asker, type Runtime } from "@openprogram/session-context";
+import {
+  moduleProgramRef,
+  resolveRuntime,
+  validateAgenticInput,
+  type Asker,
+  type Runtime,
+} from "@openprogram/session-context";
 import { chooseAsker } from "../asker.js";
 import { interruptOnSignals } from "../cancellation.js";
 import type { CommandContext } from "../command-context.js";
@@ -13,7 +19,6 @@ import { createProgressPrinter } from "../progress.js";
 import { reportFailure } from "../report.js";
 import { formatResultSafely, jsonLineWithResult } from "../result-output.js";
 import { runTurn } from "../run-turn.js";
-import { configuredRuntime } from "../runtime.js";
 import { selectSession, type SessionFlags } from "../session-selection.js";
 
 /** Flags of `openprogram run`. */
@@ -132,7 +137,8 @@ async function prepareRun(programArgument: string, flags: RunFlags, { io }: Comm
     execute = (value) => program.fn(value);
     programRef = moduleProgramRef(spec.modulePath, program.exportName);
   }
-  const runtime = configuredRuntime();
+  // Resolved before any session is entered: a broken configuration is a usage error that leaves nothing behind.
+  const runtime = resolveRuntime();
   const asker = chooseAsker(io, flags.answers);
   return { sessionId, input, execute, runtime, asker, programRef };
 }

@@ -178,6 +178,7 @@ const missingRuntime: Runtime = Object.freeze({
   }),
   model: "none",
   exec: () => Promise.reject(new RuntimeMissingError()),
+  chat: () => Promise.reject(new RuntimeMissingError()),
 });
 
 /**

@@ -15,6 +15,7 @@ import {
 import { nowSeconds } from "../time/now-seconds.js";
 import type { SessionNode } from "../store/types.js";
 import type { AskResponse } from "./types.js";
+import { storeInternals } from "../store/store-internals.js";
 
 /** Options of askUser. */
 export interface AskUserOptions {
@@ -136,7 +137,7 @@ export async function askUser(question: string, options: AskUserOptions = {}): P
 function answeredElsewhere(context: ActiveContext, nodeId: string): SessionNode | null {
   let node: SessionNode | undefined;
   try {
-    node = context.db.nodeMapSync(context.sessionId).get(nodeId);
+    node = storeInternals(context.db).nodeMapSync(context.sessionId).get(nodeId);
   } catch {
     return null; // the session is unreadable right now; the next look or the asker settles it
   }

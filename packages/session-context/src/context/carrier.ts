@@ -8,6 +8,7 @@ import { Replay, type ReplayCarrier } from "../turns/replay.js";
 import { callIdOf } from "./accessors.js";
 import { activeContext } from "./storage.js";
 import type { ActiveContext } from "./types.js";
+import { storeInternals } from "../store/store-internals.js";
 
 /** Environment variables that carry a session context into a child process. */
 export const CARRIER_VARIABLES = {
@@ -86,7 +87,7 @@ export function remoteTurnOf(
   } catch {
     throw new InvalidInputError(`${CARRIER_VARIABLES.replay} is not valid JSON; start the child with runInChild().`);
   }
-  const snapshot = db.snapshotSync(joined.sessionId);
+  const snapshot = storeInternals(db).snapshotSync(joined.sessionId);
   return {
     program,
     replay: Replay.fromCarrier(new RecordView(snapshot.byId, snapshot.ordered), state, joined.callerId),

@@ -5,6 +5,7 @@ import { isUnfinished, type NodeStatus } from "../store/node-status.js";
 import type { SessionNode } from "../store/types.js";
 import { requireContext } from "./accessors.js";
 import type { SessionEvent } from "./events.js";
+import { storeInternals } from "../store/store-internals.js";
 
 /**
  * Begins the current turn now (session status running, turn lease) for work
@@ -36,10 +37,10 @@ export async function recordAbandonedNodes(
   status: Extract<NodeStatus, "killed" | "interrupted">,
 ): Promise<SessionNode[]> {
   const context = requireContext("recordAbandonedNodes()");
-  if (!context.db.hasSession(context.sessionId)) throw new SessionNotFoundError(context.sessionId);
+  if (!storeInternals(context.db).exists(context.sessionId)) throw new SessionNotFoundError(context.sessionId);
   const wanted = new Set(nodeIds);
   const suspended = context.signal.aborted && isSuspension(context.signal.reason);
-  const nodes = context.db.snapshotSync(context.sessionId).ordered;
+  const nodes = storeInternals(context.db).snapshotSync(context.sessionId).ordered;
   const changed: SessionNode[] = [];
   for (const node of nodes) {
     if (!wanted.has(node.id) || !isUnfinished(node) || (suspended && isPendingQuestion(node))) continue;

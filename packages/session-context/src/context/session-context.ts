@@ -1,10 +1,10 @@
 import { InvalidInputError, isCancellation } from "../errors.js";
 import { assertValidSessionId, mintTurnId } from "../ids.js";
-import { createRuntime } from "../runtime/create-runtime.js";
-import type { Runtime } from "../runtime/types.js";
+import { resolveRuntime } from "../runtime/resolve-runtime.js";
 import { SessionNodeWriter } from "../store/node-writer.js";
 import { openStore } from "../store/open-store.js";
 import type { SessionDB } from "../store/session-db.js";
+import { storeInternals } from "../store/store-internals.js";
 import type { SessionStatus } from "../store/types.js";
 import { checkTurnProgram } from "../turns/program-ref.js";
 import { readContextCarrier, remoteTurnOf, type ContextCarrier } from "./carrier.js";
@@ -75,7 +75,7 @@ export async function sessionContext<T>(
         recordedResumable: false,
         replay: remote?.replay ?? null,
       };
-  const runtime = resolveRuntime(options, outer);
+  const runtime = resolveRuntime(options);
   const onEvent = options.onEvent ?? outer?.onEvent ?? null;
   const emit = eventEmitter(onEvent);
   const setStatus = async (status: SessionStatus): Promise<void> => {
@@ -161,16 +161,13 @@ async function openSession(
   const requested = options.sessionId ?? carrier?.sessionId;
   if (requested !== undefined) {
     assertValidSessionId(requested);
-    return { sessionId: requested, created: await db.openSession(requested, create) };
+    const created = await db.openSession(requested, create);
+    // A turn a crashed process left holding the session is recovered before this one begins.
+    if (!created && storeInternals(db).needsRecoveryCheck(requested)) await db.recover(requested);
+    return { sessionId: requested, created };
   }
-  const sessionId = await db.createNewSession({ ...create, idPrefix: options.idPrefix ?? "session" });
-  return { sessionId, created: true };
-}
-
-function resolveRuntime(options: SessionContextOptions, outer: ActiveContext | undefined): Runtime | null {
-  if (options.runtime !== undefined) return options.runtime;
-  if (outer?.runtime) return outer.runtime;
-  return options.createRuntimeIfNone === false ? null : createRuntime();
+  const { id } = await db.createSession({ ...create, idPrefix: options.idPrefix ?? "session" });
+  return { sessionId: id, created: true };
 }
 
 function eventEmitter(sink: SessionEventSink | null): (event: SessionEvent) => void {

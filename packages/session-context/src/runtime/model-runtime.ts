@@ -6,7 +6,9 @@ import type { ModelProvider, ModelRequest } from "../providers/types.js";
 import type { SessionNode } from "../store/types.js";
 import type { ReplaySlot } from "../turns/replay.js";
 import { renderPrompt, type RenderedPrompt } from "./render-prompt.js";
-import type { ExecOptions, Runtime } from "./types.js";
+import { chatTurnContext } from "./chat.js";
+import type { ChatOptions, ExecOptions, Runtime } from "./types.js";
+import { storeInternals } from "../store/store-internals.js";
 
 /** Request defaults of a runtime. */
 export interface RuntimeDefaults {
@@ -39,7 +41,7 @@ export class ModelRuntime implements Runtime {
     const callId = callIdOf(context);
     const { nodes, ordered } = sessionNodes(context);
     const system = context.call?.doc ?? docOf(callId === null ? undefined : nodes.get(callId));
-    const headId = callId === null ? context.db.readMetaSync(context.sessionId).head_id : null;
+    const headId = callId === null ? storeInternals(context.db).readMetaSync(context.sessionId).head_id : null;
     const replay = context.turn.replay;
     const earlier = replay && callId !== null ? replay.callsOf(callId) : null;
     const prompt = renderPrompt({ nodes, ordered, callId, headId, system, content, earlier });
@@ -50,6 +52,18 @@ export class ModelRuntime implements Runtime {
       record.slot = step.slot;
     }
     return this.send(context, record, callId, options);
+  }
+
+  async chat(text: string, options: ChatOptions = {}): Promise<string> {
+    const context = chatTurnContext(text, "runtime.chat()");
+    const user = await context.writer.append(
+      { role: "user", output: text, caller: "" },
+      { atHead: true, rootMarker: null },
+    );
+    const { nodes, ordered } = sessionNodes(context);
+    const system = options.system ?? null;
+    const prompt = renderPrompt({ nodes, ordered, callId: null, headId: user.id, system, content: null });
+    return this.send(context, { prompt, system, content: null, kind: "chat" }, null, options);
   }
 
   /** The request a prompt becomes. */
@@ -68,11 +82,8 @@ export class ModelRuntime implements Runtime {
     return typeof body === "string" ? createHash("sha256").update(body).digest("hex") : null;
   }
 
-  /**
-   * Sends a rendered prompt and records the llm node under `callId` (or on
-   * the conversation branch at top level). Core-internal: used by exec and chat.
-   */
-  async send(
+  /** Sends a rendered prompt and records the llm node under `callId` (or on the conversation branch at top level). */
+  private async send(
     context: ActiveContext,
     record: PromptRecord,
     callId: string | null,
@@ -137,11 +148,11 @@ export class ModelRuntime implements Runtime {
 }
 
 /** The session's nodes, fresh from the store (other processes' writes included). */
-export function sessionNodes(context: ActiveContext): {
+function sessionNodes(context: ActiveContext): {
   nodes: ReadonlyMap<string, SessionNode>;
   ordered: readonly SessionNode[];
 } {
-  const snapshot = context.db.snapshotSync(context.sessionId);
+  const snapshot = storeInternals(context.db).snapshotSync(context.sessionId);
   return { nodes: snapshot.byId, ordered: snapshot.ordered };
 }
 

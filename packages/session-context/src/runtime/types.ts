@@ -20,4 +20,17 @@ export interface Runtime {
   /** The model name requests use (and llm nodes are named after). */
   readonly model: string;
   exec(content: string, options?: ExecOptions): Promise<string>;
+  /**
+   * One chat turn at the top level of the current session: records `text` as
+   * a user node on the conversation branch, sends the branch (after
+   * `options.system`, if any) and records the reply as an llm node there.
+   * What `chat(text)` runs on the context's runtime.
+   */
+  chat(text: string, options?: ChatOptions): Promise<string>;
+}
+
+/** Options of a chat turn. */
+export interface ChatOptions extends ExecOptions {
+  /** A system message for the conversation (none by default). */
+  system?: string;
 }

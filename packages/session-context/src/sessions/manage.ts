@@ -4,9 +4,10 @@ import { doctorStore, type DoctorReport } from "../store/doctor/index.js";
 import { probeStore, type StoreHealth } from "../store/health.js";
 import { nodeStatus } from "../store/node-status.js";
 import { openStore } from "../store/open-store.js";
-import type { ListSessionsOptions, SessionDB } from "../store/session-db.js";
-import type { GitLogEntry, HistoryProblem, SessionMeta, SessionNode, SessionRecord } from "../store/types.js";
+import type { SessionDB } from "../store/session-db.js";
+import type { HistoryProblem, SessionMeta, SessionNode, SessionRecord } from "../store/types.js";
 import { SessionNotFoundError } from "../errors.js";
+import { storeInternals } from "../store/store-internals.js";
 
 /** Which store to use; default `openStore()` ($OPENPROGRAM_HOME/sessions). */
 export interface StoreOption {
@@ -31,17 +32,6 @@ export interface CallTreeNode {
   children: CallTreeNode[];
 }
 
-/** Sessions, most recently updated first (archived ones only with includeArchived). */
-export async function listSessions(options: ListSessionsOptions & StoreOption = {}): Promise<SessionRecord[]> {
-  const { db = openStore(), ...list } = options;
-  return db.listSessions(list);
-}
-
-/** True when the session exists. Invalid ids throw InvalidSessionIdError. */
-export async function sessionExists(sessionId: string, options: StoreOption = {}): Promise<boolean> {
-  return (options.db ?? openStore()).hasSession(sessionId);
-}
-
 /** Registry entry, meta, nodes, conversation and unreadable files of a session. */
 export async function describeSession(sessionId: string, options: StoreOption = {}): Promise<SessionDetail> {
   const db = options.db ?? openStore();
@@ -55,9 +45,7 @@ export async function describeSession(sessionId: string, options: StoreOption = 
 
 /** The call DAG as a forest nested by `caller`; roots are top-level nodes (and orphans). */
 export async function sessionCallTree(sessionId: string, options: StoreOption = {}): Promise<CallTreeNode[]> {
-  const db = options.db ?? openStore();
-  if (!db.hasSession(sessionId)) throw new SessionNotFoundError(sessionId);
-  return buildCallTree(await db.loadNodes(sessionId));
+  return buildCallTree(await (options.db ?? openStore()).loadNodes(sessionId));
 }
 
 /** Nests nodes by caller, keeping seq order among siblings. */
@@ -70,21 +58,6 @@ export function buildCallTree(nodes: readonly SessionNode[]): CallTreeNode[] {
     (parent ? parent.children : roots).push(entry);
   }
   return roots;
-}
-
-/** The session's git history, newest first. */
-export async function sessionGitLog(
-  sessionId: string,
-  options: StoreOption & { maxCount?: number } = {},
-): Promise<GitLogEntry[]> {
-  const db = options.db ?? openStore();
-  if (!db.hasSession(sessionId)) throw new SessionNotFoundError(sessionId);
-  return db.gitLog(sessionId, { maxCount: options.maxCount ?? 100 });
-}
-
-/** Deletes a session; false when it did not exist. */
-export async function deleteSession(sessionId: string, options: StoreOption = {}): Promise<boolean> {
-  return (options.db ?? openStore()).deleteSession(sessionId);
 }
 
 /** Export formats of `exportSession`. */
@@ -157,7 +130,7 @@ export async function doctorSessions(
   options: StoreOption & { sessionId?: string; fix?: boolean } = {},
 ): Promise<DoctorReport> {
   const db = options.db ?? openStore();
-  if (options.sessionId !== undefined && !existsSync(db.paths(options.sessionId).dir))
+  if (options.sessionId !== undefined && !existsSync(storeInternals(db).paths(options.sessionId).dir))
     throw new SessionNotFoundError(options.sessionId);
   return doctorStore(db, {
     ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),

@@ -1,5 +1,6 @@
 import type { SessionDB } from "./session-db.js";
 import type { AppendOptions, NodeDraft, NodePatch, SessionNode } from "./types.js";
+import { storeInternals } from "./store-internals.js";
 
 /** Called after each write, so adapters can stream the DAG as it grows. */
 export type NodeWriteListener = (op: "append" | "update", node: SessionNode) => void;
@@ -47,6 +48,6 @@ export class SessionNodeWriter {
 
   /** All nodes of the session, in seq order. */
   async load(): Promise<SessionNode[]> {
-    return this.db.readHistorySync(this.sessionId).nodes;
+    return storeInternals(this.db).readHistorySync(this.sessionId).nodes;
   }
 }

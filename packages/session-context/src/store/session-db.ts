@@ -27,6 +27,7 @@ import { CREATING_PREFIX, SessionPaths } from "./layout.js";
 import { readMetaFile } from "./meta-file.js";
 import { registryEntryFromMeta, SessionRegistry } from "./registry.js";
 import { assertSafeToWrite, lstatOrNull, refuseExisting } from "./safe-paths.js";
+import { registerStoreInternals } from "./store-internals.js";
 import { hasLeaseFiles, liveTurnLeases, releaseTurnLease, takeTurnLease } from "./turn-lease.js";
 import type {
   AppendOptions,
@@ -48,7 +49,7 @@ export interface SessionDBOptions {
 
 /** What `createSession` accepts. */
 export interface CreateSessionOptions {
-  /** The id to use; minted as `<idPrefix>_<10 hex>` when absent. */
+  /** The id to use (SessionExistsError when it is taken); minted as `<idPrefix>_<10 hex>` when absent. */
   id?: string;
   idPrefix?: string;
   agentId?: string;
@@ -56,6 +57,12 @@ export interface CreateSessionOptions {
   title?: string;
   /** Extra fields stored in meta.json, as the Python store's `**extra`. */
   extra?: Record<string, unknown>;
+}
+
+/** What `openSession` accepts: the fields of a session it creates, and whether it may create one. */
+export interface OpenSessionOptions extends Omit<CreateSessionOptions, "id" | "idPrefix"> {
+  /** False: a missing session is a SessionNotFoundError instead of being created. Default true. */
+  create?: boolean;
 }
 
 /** Options of `listSessions`. */
@@ -95,9 +102,11 @@ const MINT_ATTEMPTS = 8;
  *
  * Writes are atomic and durable and run off the event loop's thread (a server
  * keeps serving while the disk flushes); they are serialised per session, in
- * this process and across processes, by a lock. Reads are synchronous and
- * lock-free: files appear whole (renamed into place) and a per-session change
- * journal keeps the in-memory view exact. A turn ends with one git commit.
+ * this process and across processes, by a lock. Reads are lock-free and
+ * synchronous underneath: files appear whole (renamed into place) and a
+ * per-session change journal keeps the in-memory view exact. A turn ends with
+ * one git commit. The public surface is async, with one way to do each thing;
+ * the core's hot paths and repairs use StoreInternals (store-internals.ts).
  */
 export class SessionDB {
   /** Absolute sessions root. */
@@ -114,10 +123,22 @@ export class SessionDB {
   constructor(options: SessionDBOptions = {}) {
     this.root = resolve(options.root ?? defaultSessionsRoot());
     this.registry = new SessionRegistry(this.root);
+    registerStoreInternals(this, {
+      paths: (sessionId) => this.paths(sessionId),
+      exists: (sessionId) => existsSync(this.paths(sessionId).meta),
+      readMetaSync: (sessionId) => this.readMetaSync(sessionId),
+      readHistorySync: (sessionId) => this.readHistorySync(sessionId),
+      snapshotSync: (sessionId) => this.snapshotSync(sessionId),
+      nodeMapSync: (sessionId) => this.nodeMapSync(sessionId),
+      liveTurnIds: (sessionId) => liveTurnLeases(this.requirePaths(sessionId)),
+      needsRecoveryCheck: (sessionId) => !this.recoveryChecked.has(sessionId) || hasLeaseFiles(this.paths(sessionId)),
+      invalidate: (sessionId) => this.history.forget(this.paths(sessionId)),
+      withSessionLock: (sessionId, section) => this.withSessionLock(sessionId, section),
+      updateRegistry: (mutate) => this.registry.update(mutate),
+    });
   }
 
-  /** Paths of a session (validates the id first). */
-  paths(sessionId: string): SessionPaths {
+  private paths(sessionId: string): SessionPaths {
     let paths = this.pathsCache.get(sessionId);
     if (!paths) {
       paths = new SessionPaths(this.root, sessionId);
@@ -129,54 +150,38 @@ export class SessionDB {
 
   // ---- sessions -------------------------------------------------------
 
-  /** True when the session exists (has a meta.json). Cheap: one stat. */
-  hasSession(sessionId: string): boolean {
-    return existsSync(this.paths(sessionId).meta);
-  }
-
-  /** Creates a session; fails with SessionExistsError when the id is taken. */
-  async createSession(options: CreateSessionOptions = {}): Promise<SessionRecord> {
-    const created = await this.tryCreate(options);
-    if (!created) throw new SessionExistsError(options.id ?? "");
-    return created;
-  }
-
-  /** Returns the session, creating it under this id when it does not exist. */
-  async ensureSession(
-    sessionId: string,
-    options: Omit<CreateSessionOptions, "id"> = {},
-  ): Promise<{ record: SessionRecord; created: boolean }> {
-    const created = await this.openSession(sessionId, options);
-    return { record: await this.requireSession(sessionId), created };
-  }
-
   /**
-   * The hot path of entering a session for a turn: one stat when it exists, a
-   * create when it does not. A turn abandoned by a crash is recovered here:
-   * the first time this instance opens the session, and again whenever a
-   * lease file is there to be judged (a turn of another process may have died
-   * since). Resolves to true when it created the session.
+   * Opens a session, creating it under this id when it does not exist (unless
+   * `create: false`: then SessionNotFoundError). The hot path of entering a
+   * session: one stat when it exists. Resolves to true when it created the
+   * session. Opening never recovers a crashed turn: `recover` does, and
+   * `sessionContext` runs it.
    */
-  async openSession(sessionId: string, options: Omit<CreateSessionOptions, "id"> = {}): Promise<boolean> {
+  async openSession(sessionId: string, options: OpenSessionOptions = {}): Promise<boolean> {
     const paths = this.paths(sessionId);
     const metaStat = lstatOrNull(paths.meta);
     if (metaStat) {
       await this.assertUsable(paths, metaStat);
-      if (!this.recoveryChecked.has(sessionId) || hasLeaseFiles(paths)) await this.recoverIfAbandoned(sessionId);
       return false;
     }
-    return (await this.tryCreate({ ...options, id: sessionId })) !== null;
+    const { create = true, ...fields } = options;
+    if (!create) throw new SessionNotFoundError(sessionId);
+    return (await this.tryCreate({ ...fields, id: sessionId })) !== null;
   }
 
-  /** Mints an id and creates the session under it; resolves to the id. */
-  async createNewSession(options: Omit<CreateSessionOptions, "id"> = {}): Promise<string> {
+  /**
+   * Creates a new session: under `id` (SessionExistsError when it is taken),
+   * or under a minted `<idPrefix>_<10 hex>`.
+   */
+  async createSession(options: CreateSessionOptions = {}): Promise<SessionRecord> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const record = await this.tryCreate(options);
-        if (record) return record.id;
+        const created = await this.tryCreate(options);
+        if (created) return created;
+        if (options.id !== undefined) throw new SessionExistsError(options.id);
       } catch (error) {
         // A minted name taken by a stray file: mint another (a few times; then the root is in a strange state).
-        if (!(error instanceof NotASessionError) || attempt >= MINT_ATTEMPTS) throw error;
+        if (options.id !== undefined || !(error instanceof NotASessionError) || attempt >= MINT_ATTEMPTS) throw error;
       }
     }
   }
@@ -314,20 +319,13 @@ export class SessionDB {
     return { ...rebuilt };
   }
 
-  /** Like getSession, but a missing session is a SessionNotFoundError. */
-  async requireSession(sessionId: string): Promise<SessionRecord> {
-    const record = await this.getSession(sessionId);
-    if (!record) throw new SessionNotFoundError(sessionId);
-    return record;
-  }
-
   /** `meta.json` of a session. */
   async readMeta(sessionId: string): Promise<SessionMeta> {
     return this.readMetaSync(sessionId);
   }
 
-  /** Synchronous readMeta, for the core's prompt rendering. A meta.json that is not a JSON object is a CorruptMetaError. */
-  readMetaSync(sessionId: string): SessionMeta {
+  /** A meta.json that is not a JSON object is a CorruptMetaError. */
+  private readMetaSync(sessionId: string): SessionMeta {
     const paths = this.paths(sessionId);
     const reading = readMetaFile(paths.meta);
     if (reading.state === "missing") throw new SessionNotFoundError(sessionId);
@@ -450,11 +448,6 @@ export class SessionDB {
     });
   }
 
-  /** Ids of the session's turns whose processes are alive (by their turn leases). */
-  liveTurnIds(sessionId: string): string[] {
-    return liveTurnLeases(this.requirePaths(sessionId));
-  }
-
   /** All readable nodes in seq order. Unreadable files are reported (see readHistory). */
   async loadNodes(sessionId: string): Promise<SessionNode[]> {
     return this.readHistorySync(sessionId).nodes;
@@ -465,17 +458,13 @@ export class SessionDB {
     return this.readHistorySync(sessionId);
   }
 
-  /** Synchronous readHistory, for the core's prompt rendering. */
-  readHistorySync(sessionId: string): SessionHistory {
+  private readHistorySync(sessionId: string): SessionHistory {
     const state = this.history.refresh(this.requirePaths(sessionId));
     return { nodes: [...orderedNodes(state)], problems: historyProblems(state) };
   }
 
-  /**
-   * A fresh, shared, read-only view of the session's nodes (by id and in seq
-   * order) without copying: the core's prompt rendering reads it on every exec.
-   */
-  snapshotSync(sessionId: string): { byId: ReadonlyMap<string, SessionNode>; ordered: readonly SessionNode[] } {
+  /** The core's prompt rendering reads this on every exec: no copying. */
+  private snapshotSync(sessionId: string): { byId: ReadonlyMap<string, SessionNode>; ordered: readonly SessionNode[] } {
     const state = this.history.refresh(this.requirePaths(sessionId));
     return { byId: state.byId, ordered: orderedNodes(state) };
   }
@@ -485,8 +474,7 @@ export class SessionDB {
     return this.nodeMapSync(sessionId).get(nodeId) ?? null;
   }
 
-  /** Fresh id -> node map of a session (shared, read-only). */
-  nodeMapSync(sessionId: string): ReadonlyMap<string, SessionNode> {
+  private nodeMapSync(sessionId: string): ReadonlyMap<string, SessionNode> {
     return this.history.refresh(this.requirePaths(sessionId)).byId;
   }
 
@@ -566,14 +554,15 @@ export class SessionDB {
 
   /**
    * Recovers the session if its recorded status says a turn holds it but no
-   * live process holds a turn lease: it was left by a crash. Runs when a
-   * session is opened for a turn (once per session per instance, and again
-   * when a lease is seen to have expired); reads never run it (they report
-   * the status as recorded, and `sessions doctor` reports and fixes it).
-   * Resolves to true when it recovered the session. Its running nodes become "interrupted" and its status "idle", or
+   * live process holds a turn lease: it was left by a crash. An explicit step:
+   * `sessionContext` runs it when it enters a session for a turn (see
+   * StoreInternals.needsRecoveryCheck), resuming and answering run it, and `sessions doctor`
+   * reports and fixes the same state; reads never run it (they report the
+   * status as recorded). Resolves to true when it recovered the session. Its
+   * running nodes become "interrupted" and its status "idle", or
    * "needs_input" while a question waits (see abandoned-turn.ts).
    */
-  async recoverIfAbandoned(sessionId: string): Promise<boolean> {
+  async recover(sessionId: string): Promise<boolean> {
     const paths = this.paths(sessionId);
     this.noteRecoveryChecked(sessionId);
     if (!existsSync(paths.meta) || liveTurnLeases(paths).length > 0) return false;
@@ -612,13 +601,8 @@ export class SessionDB {
     );
   }
 
-  /** Drops this instance's cached view of a session (after repairs made behind its back). */
-  invalidate(sessionId: string): void {
-    this.history.forget(this.paths(sessionId));
-  }
-
-  /** Runs a section under the session's store lock (for repairs): no other writer in any process runs meanwhile. */
-  async withSessionLock<T>(sessionId: string, section: () => Promise<T>): Promise<T> {
+  /** Every node and meta write runs under this lock (see StoreInternals.withSessionLock). */
+  private async withSessionLock<T>(sessionId: string, section: () => Promise<T>): Promise<T> {
     const paths = this.paths(sessionId);
     // Every node and meta write runs here: nothing is written through a link (see safe-paths.ts).
     assertSafeToWrite(paths);
@@ -631,13 +615,6 @@ export class SessionDB {
         throw new SessionNotFoundError(sessionId);
       throw error;
     }
-  }
-
-  /** Reads and changes the registry under its lock (for repairs). */
-  async updateRegistry(
-    mutate: (entries: Record<string, SessionRecord>) => void,
-  ): Promise<Record<string, SessionRecord>> {
-    return this.registry.update(mutate);
   }
 
   // ---- internals --------------------------------------------------------

@@ -9,6 +9,7 @@ import { openStore } from "../store/open-store.js";
 import type { SessionDB } from "../store/session-db.js";
 import type { NodePatch, SessionNode } from "../store/types.js";
 import { describeTurn, type ResumableTurn } from "./find-resumable.js";
+import { storeInternals } from "../store/store-internals.js";
 
 /** Options of `answerQuestion`. */
 export interface AnswerQuestionOptions {
@@ -47,8 +48,8 @@ export async function answerQuestion(options: AnswerQuestionOptions): Promise<An
   assertValidSessionId(options.sessionId);
   const { sessionId } = options;
   const db = options.db ?? activeContext()?.db ?? openStore();
-  if (!db.hasSession(sessionId)) throw new SessionNotFoundError(sessionId);
-  await db.recoverIfAbandoned(sessionId);
+  if (!storeInternals(db).exists(sessionId)) throw new SessionNotFoundError(sessionId);
+  await db.recover(sessionId);
   const turn = turnWaitingFor(db, sessionId, options.questionId);
   const answer = checkAnswer(turn, options.value, options.questionId);
   const question = turn.question as NonNullable<ResumableTurn["question"]>;
@@ -89,7 +90,7 @@ function answeredPatch(node: SessionNode, answer: string, via: string): NodePatc
 export function turnWaitingFor(db: SessionDB, sessionId: string, questionId: string | undefined): ResumableTurn {
   const latest = describeTurn({ db, sessionId });
   if (questionId === undefined || latest.question?.questionId === questionId) return latest;
-  const nodes = db.nodeMapSync(sessionId);
+  const nodes = storeInternals(db).nodeMapSync(sessionId);
   let node = nodes.get(questionId);
   if (!node || !isPendingQuestion(node)) return latest; // checkAnswer says the question is not waiting
   const seen = new Set<string>();

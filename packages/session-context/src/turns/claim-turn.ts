@@ -3,6 +3,7 @@ import { SessionBusyError } from "../errors.js";
 import { processIdentity } from "../store/file-lock.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import { claimIsLive, resumedBy, type ResumableTurn } from "./find-resumable.js";
+import { storeInternals } from "../store/store-internals.js";
 
 /**
  * Takes over the turn's top-level call for the current turn, or throws
@@ -21,7 +22,7 @@ export async function claimTurn(context: ActiveContext, turn: ResumableTurn, con
     const previous = resumedBy(node);
     if (previous !== null) {
       // Continued meanwhile (so the turn to resume is now that one), or claimed by a resume still alive.
-      if (db.nodeMapSync(sessionId).has(previous.node_id) || claimIsLive(previous, liveTurns, null))
+      if (storeInternals(db).nodeMapSync(sessionId).has(previous.node_id) || claimIsLive(previous, liveTurns, null))
         throw new SessionBusyError(
           sessionId,
           `turn ${turn.turnId} is being resumed by turn ${previous.turn_id}; wait for it to finish or stop it`,

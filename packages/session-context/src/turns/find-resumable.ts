@@ -6,6 +6,7 @@ import { isProcessAlive, processIdentity } from "../store/file-lock.js";
 import type { SessionDB } from "../store/session-db.js";
 import type { SessionNode } from "../store/types.js";
 import { RecordView } from "./record-view.js";
+import { storeInternals } from "../store/store-internals.js";
 
 /** Which turn `describeTurn` and `findResumableTurn` look at. */
 export interface FindTurnOptions {
@@ -81,8 +82,8 @@ export function describeTurn(options: FindTurnOptions): ResumableTurn {
   const { sessionId, turnId } = options;
   assertValidSessionId(sessionId);
   const db = options.db ?? activeContext()?.db ?? openStore();
-  if (!db.hasSession(sessionId)) throw new SessionNotFoundError(sessionId);
-  const snapshot = db.snapshotSync(sessionId);
+  if (!storeInternals(db).exists(sessionId)) throw new SessionNotFoundError(sessionId);
+  const snapshot = storeInternals(db).snapshotSync(sessionId);
   const record = new RecordView(snapshot.byId, snapshot.ordered);
   const heads = turnHeads(record);
   let head: SessionNode | undefined;
@@ -152,7 +153,7 @@ function describeHead(db: SessionDB, sessionId: string, record: RecordView, head
   const turnId = head.metadata.turn_id as string;
   const status = typeof head.metadata.status === "string" ? head.metadata.status : "unknown";
   const pending = record.pendingQuestions(head.id)[0];
-  const liveTurns = db.liveTurnIds(sessionId);
+  const liveTurns = storeInternals(db).liveTurnIds(sessionId);
   const live = liveTurns.includes(turnId) || claimIsLive(resumedBy(head), liveTurns, record);
   const stopped = STOPPED.has(status) || ((status === "running" || status === "waiting") && !live);
   return {

@@ -22,6 +22,7 @@ import { loadModuleProgram } from "./module-program.js";
 import { parseProgramRef, type TurnProgram } from "./program-ref.js";
 import { RecordView } from "./record-view.js";
 import { Replay } from "./replay.js";
+import { storeInternals } from "../store/store-internals.js";
 
 /** What a resumed turn runs again: an agentic function, or an entry with its own `run`. */
 export type ResumableProgram = AgenticFunction<never, unknown> | { run(input: unknown): unknown };
@@ -127,9 +128,9 @@ export async function prepareResume(options: ResumeTurnOptions): Promise<Prepare
   checkOptions(options);
   const { sessionId } = options;
   const db = options.db ?? activeContext()?.db ?? openStore();
-  if (!db.hasSession(sessionId)) throw new SessionNotFoundError(sessionId);
+  if (!storeInternals(db).exists(sessionId)) throw new SessionNotFoundError(sessionId);
   // A turn its process left running is recorded interrupted first (its question stays waiting).
-  await db.recoverIfAbandoned(sessionId);
+  await db.recover(sessionId);
   const turn = findResumableTurn({ db, sessionId, turnId: options.turnId });
   if (turn.live) {
     throw new SessionBusyError(
@@ -161,7 +162,7 @@ async function continueTurn<T>(turn: ResumableTurn, program: ResumableProgram, a
     await context.beginTurn();
     if (answer !== undefined && turn.question) await recordAnswer(context, turn.question.questionId, answer);
     context.turn.program = recordedProgram(turn);
-    const snapshot = context.db.snapshotSync(context.sessionId);
+    const snapshot = storeInternals(context.db).snapshotSync(context.sessionId);
     const replay = new Replay(
       new RecordView(snapshot.byId, snapshot.ordered),
       turn.turnId,
@@ -174,7 +175,8 @@ async function continueTurn<T>(turn: ResumableTurn, program: ResumableProgram, a
     } finally {
       context.turn.replay = previous;
       // Written here or by a child process: the claim stands. Never written: give the turn back.
-      if (!context.db.nodeMapSync(context.sessionId).has(continuationId)) await releaseClaim(context, turn);
+      if (!storeInternals(context.db).nodeMapSync(context.sessionId).has(continuationId))
+        await releaseClaim(context, turn);
     }
   } finally {
     resuming.release();

@@ -2,6 +2,7 @@ import { activeContext } from "../context/storage.js";
 import { NoPendingQuestionError, NothingToResumeError, SessionNotFoundError } from "../errors.js";
 import { assertValidSessionId } from "../ids.js";
 import { openStore } from "../store/open-store.js";
+import { storeInternals } from "../store/store-internals.js";
 import { answerQuestion, checkAnswer, turnWaitingFor, type AnsweredQuestion } from "./answer-question.js";
 import type { ResumableTurn } from "./find-resumable.js";
 import { prepareResume, type PreparedResume, type ResumeTurnOptions } from "./resume-turn.js";
@@ -31,7 +32,7 @@ export async function routeAnswer(options: RouteAnswerOptions): Promise<AnswerRo
   assertValidSessionId(options.sessionId);
   const { sessionId, questionId, value, resolveProgram } = options;
   const db = options.db ?? activeContext()?.db ?? openStore();
-  if (!db.hasSession(sessionId)) throw new SessionNotFoundError(sessionId);
+  if (!storeInternals(db).exists(sessionId)) throw new SessionNotFoundError(sessionId);
   let turn: ResumableTurn;
   try {
     turn = turnWaitingFor(db, sessionId, questionId);

@@ -5,7 +5,7 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { collect, spawnCli, stopCliProcesses, type CliResult } from "@openprogram/cli/testing";
-import { SessionDB } from "@openprogram/session-context";
+import { SessionDB, sessionContext } from "@openprogram/session-context";
 import { removeTree } from "@openprogram/session-context/testing";
 import { expect } from "vitest";
 
@@ -79,8 +79,8 @@ export async function killAfter(run: KillableRun, delayMs: number): Promise<CliR
  */
 export async function assertConsistentAfterKill(root: string, sessionId: string): Promise<void> {
   const db = new SessionDB({ root });
-  // Reads report the status as recorded; opening the session for a turn recovers a killed turn.
-  await db.openSession(sessionId);
+  // Reads report the status as recorded; entering the session for a turn recovers a killed turn.
+  await sessionContext({ db, sessionId, runtime: null, fromEnvironment: false }, () => undefined);
   const record = await db.getSession(sessionId);
   expect(record, "the session is still in the registry").not.toBeNull();
   expect(["running", "needs_input"], "the status is not stuck").not.toContain(record?.status);

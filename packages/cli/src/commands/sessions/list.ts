@@ -1,4 +1,4 @@
-import { clipLine, defaultSessionsRoot, listSessions, type SessionRecord } from "@openprogram/session-context";
+import { clipLine, defaultSessionsRoot, openStore, type SessionRecord } from "@openprogram/session-context";
 import type { CommandContext } from "../../command-context.js";
 import { EXIT_CODES } from "../../exit-codes.js";
 import { formatTimestamp, writeJson, writeLine } from "../../output.js";
@@ -22,7 +22,7 @@ export async function listCommand(flags: ListFlags, context: CommandContext): Pr
   const { io } = context;
   let records: SessionRecord[];
   try {
-    records = await listSessions({
+    records = await openStore().listSessions({
       includeArchived: flags.all === true,
       ...(flags.limit !== undefined ? { limit: flags.limit } : {}),
     });

@@ -1,4 +1,4 @@
-import { sessionGitLog, type GitLogEntry } from "@openprogram/session-context";
+import { openStore, type GitLogEntry } from "@openprogram/session-context";
 import type { CommandContext } from "../../command-context.js";
 import { EXIT_CODES } from "../../exit-codes.js";
 import { writeJson, writeLine } from "../../output.js";
@@ -18,7 +18,7 @@ export async function logCommand(sessionId: string, flags: LogFlags, context: Co
   const { io } = context;
   let entries: GitLogEntry[];
   try {
-    entries = await sessionGitLog(
+    entries = await openStore().gitLog(
       await requireExistingSession(sessionId),
       flags.limit !== undefined ? { maxCount: flags.limit } : {},
     );

@@ -1,5 +1,5 @@
 import { createInterface } from "node:readline";
-import { deleteSession, describeSession, InvalidInputError } from "@openprogram/session-context";
+import { describeSession, InvalidInputError, openStore } from "@openprogram/session-context";
 import type { CommandContext } from "../../command-context.js";
 import { EXIT_CODES } from "../../exit-codes.js";
 import { isTerminal, type CliIo } from "../../io.js";
@@ -41,7 +41,7 @@ export async function rmCommand(sessionId: string, flags: RmFlags, context: Comm
     return EXIT_CODES.failed;
   }
   try {
-    await deleteSession(sessionId);
+    await openStore().deleteSession(sessionId);
   } catch (error) {
     return reportFailure(context, error, { json, during: "run" });
   }

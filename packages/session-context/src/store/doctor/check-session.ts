@@ -13,6 +13,7 @@ import type { DoctorFinding, FindingDraft, SessionCheck, SessionScan } from "./t
 import { checkUncommittedTail } from "./uncommitted-tail.js";
 import { checkUnfinishedNodes } from "./unfinished-nodes.js";
 import { checkUnsafePaths } from "./unsafe-paths.js";
+import { storeInternals } from "../store-internals.js";
 
 /** The checks of one session, in the order their repairs build on each other. */
 const SESSION_CHECKS: readonly SessionCheck[] = [
@@ -37,7 +38,7 @@ export async function checkSession(
   findings: DoctorFinding[],
   fix: boolean,
 ): Promise<void> {
-  const paths = db.paths(sessionId);
+  const paths = storeInternals(db).paths(sessionId);
   if (!lstatSync(paths.dir, { throwIfNoEntry: false })) return;
   let live = false;
   const add = (draft: FindingDraft): DoctorFinding => {
@@ -80,6 +81,6 @@ export async function checkSession(
       remedy: "Fix what the message names by hand, then run the doctor again.",
     });
   } finally {
-    db.invalidate(sessionId);
+    storeInternals(db).invalidate(sessionId);
   }
 }

@@ -4,6 +4,7 @@ import { findCommittedVersion } from "../git-repo.js";
 import { parseNodeText } from "../history.js";
 import { parseNodeFileName } from "../layout.js";
 import type { SessionScan } from "./types.js";
+import { storeInternals } from "../store-internals.js";
 
 /**
  * `corrupt_node`: a node file that does not parse. --fix restores the newest
@@ -40,7 +41,7 @@ export async function checkCorruptNodes(scan: SessionScan): Promise<void> {
       finding.remedy = `No committed version that parses; ${finding.remedy}`;
       continue;
     }
-    await scan.db.withSessionLock(scan.sessionId, () => writeFileAtomic(path, found.text));
+    await storeInternals(scan.db).withSessionLock(scan.sessionId, () => writeFileAtomic(path, found.text));
     scan.nodes.push({ file, node: restored });
     finding.fixed = true;
     finding.remedy = `Restored the last committed version that parses (commit ${found.commit.slice(0, 12)}).`;

@@ -3,6 +3,7 @@ import { writeFileAtomic } from "../atomic-file.js";
 import { readMetaFile } from "../meta-file.js";
 import type { SessionNode } from "../types.js";
 import type { DoctorFinding, SessionScan } from "./types.js";
+import { storeInternals } from "../store-internals.js";
 
 /**
  * `dangling_head` (head_id names no node) and `missing_head` (conversation
@@ -36,7 +37,7 @@ export async function checkHead(scan: SessionScan): Promise<void> {
 }
 
 async function repairHead(scan: SessionScan, head: string | null, finding: DoctorFinding): Promise<void> {
-  await scan.db.withSessionLock(scan.sessionId, async () => {
+  await storeInternals(scan.db).withSessionLock(scan.sessionId, async () => {
     const reading = readMetaFile(scan.paths.meta);
     if (reading.state === "ok") await writeFileAtomic(scan.paths.meta, dumpsPython({ ...reading.meta, head_id: head }));
   });

@@ -7,6 +7,7 @@ import { readRegistryFile } from "../registry.js";
 import type { SessionMeta, SessionNode } from "../types.js";
 import { computeHead } from "./head.js";
 import type { SessionScan } from "./types.js";
+import { storeInternals } from "../store-internals.js";
 
 /**
  * `missing_meta` and `corrupt_meta` (not JSON, or not a JSON object). --fix
@@ -33,11 +34,11 @@ export async function checkMeta(scan: SessionScan): Promise<void> {
     scan,
     scan.nodes.map((entry) => entry.node),
   );
-  await scan.db.withSessionLock(scan.sessionId, async () => {
+  await storeInternals(scan.db).withSessionLock(scan.sessionId, async () => {
     if (existsSync(paths.meta)) renameSync(paths.meta, `${paths.meta}.corrupt-${Date.now()}`);
     await writeFileAtomic(paths.meta, dumpsPython(rebuilt));
   });
-  await scan.db.updateRegistry((entries) => {
+  await storeInternals(scan.db).updateRegistry((entries) => {
     const entry = entries[scan.sessionId];
     if (entry?.status === "damaged") entries[scan.sessionId] = { ...entry, status: "idle" };
   });

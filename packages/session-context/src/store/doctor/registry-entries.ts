@@ -5,6 +5,7 @@ import { readRegistryFile, registryEntryFromMeta } from "../registry.js";
 import type { SessionDB } from "../session-db.js";
 import type { SessionRecord } from "../types.js";
 import type { DoctorFinding } from "./types.js";
+import { storeInternals } from "../store-internals.js";
 
 /**
  * The registry against the sessions on disk: `registry_missing_entry`,
@@ -24,7 +25,7 @@ export async function checkRegistryEntries(
   const entries = reading.entries;
   const changes: Array<(all: Record<string, SessionRecord>) => void> = [];
   for (const sessionId of sessionIds) {
-    const metaReading = readMetaFile(db.paths(sessionId).meta);
+    const metaReading = readMetaFile(storeInternals(db).paths(sessionId).meta);
     if (metaReading.state !== "ok") continue;
     const meta = metaReading.meta;
     const entry = entries[sessionId];
@@ -78,7 +79,7 @@ export async function checkRegistryEntries(
     }
   }
   if (fix && changes.length > 0) {
-    await db.updateRegistry((all) => {
+    await storeInternals(db).updateRegistry((all) => {
       for (const change of changes) change(all);
     });
   }

@@ -3,6 +3,7 @@ import { INDEX_FILE } from "../layout.js";
 import { readRegistryFile } from "../registry.js";
 import type { SessionDB } from "../session-db.js";
 import type { DoctorFinding } from "./types.js";
+import { storeInternals } from "../store-internals.js";
 
 /** `registry_corrupt`: index.json missing, not JSON or not an object; --fix rebuilds it from the meta.json files. */
 export async function checkRegistryFile(db: SessionDB, findings: DoctorFinding[], fix: boolean): Promise<void> {
@@ -18,7 +19,7 @@ export async function checkRegistryFile(db: SessionDB, findings: DoctorFinding[]
     remedy: "Rebuild it from the sessions' meta.json files (run with --fix).",
   };
   if (fix) {
-    await db.updateRegistry(() => undefined);
+    await storeInternals(db).updateRegistry(() => undefined);
     finding.fixed = true;
     finding.remedy =
       "Rebuilt from the sessions' meta.json files (a corrupt file was kept as index.json.corrupt-<time>).";

@@ -5,6 +5,7 @@ import { writeFileAtomic } from "../atomic-file.js";
 import { nodeFileName, parseNodeFileName } from "../layout.js";
 import type { SessionNode } from "../types.js";
 import type { NodeFileEntry, SessionScan } from "./types.js";
+import { storeInternals } from "../store-internals.js";
 
 /**
  * `seq_mismatch` (a node's seq differs from its file name's; --fix rewrites
@@ -27,7 +28,9 @@ export async function checkSeqNumbers(scan: SessionScan): Promise<void> {
       if (scan.canFix) {
         entry.node = { ...entry.node, seq: fileSeq };
         const text = dumpsPython(entry.node);
-        await scan.db.withSessionLock(scan.sessionId, () => writeFileAtomic(join(paths.history, entry.file), text));
+        await storeInternals(scan.db).withSessionLock(scan.sessionId, () =>
+          writeFileAtomic(join(paths.history, entry.file), text),
+        );
         finding.fixed = true;
         finding.remedy = "Rewrote the node with its file name's seq.";
       }
@@ -54,7 +57,7 @@ export async function checkSeqNumbers(scan: SessionScan): Promise<void> {
       const role = parseNodeFileName(entry.file)?.role ?? moved.role;
       const target = nodeFileName(next, role, moved.id);
       const from = entry.file;
-      await scan.db.withSessionLock(scan.sessionId, async () => {
+      await storeInternals(scan.db).withSessionLock(scan.sessionId, async () => {
         await writeFileAtomic(join(paths.history, target), dumpsPython(moved));
         rmSync(join(paths.history, from));
       });

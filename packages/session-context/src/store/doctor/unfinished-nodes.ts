@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { nowSeconds } from "../../time/now-seconds.js";
 import { statusAfterAbandon } from "../abandoned-turn.js";
 import type { SessionScan } from "./types.js";
+import { storeInternals } from "../store-internals.js";
 
 /**
  * `unfinished_node`: a node still running with no turn running; --fix records it interrupted. A waiting
@@ -19,7 +20,7 @@ export async function checkUnfinishedNodes(scan: SessionScan): Promise<void> {
       remedy: "Record it as interrupted (run with --fix).",
     });
     if (scan.canFix) {
-      scan.db.invalidate(scan.sessionId);
+      storeInternals(scan.db).invalidate(scan.sessionId);
       await scan.db.updateNode(scan.sessionId, node.id, {
         metadata: { status: "interrupted", interrupted_at: nowSeconds() },
       });

@@ -1,0 +1,57 @@
+import { InvalidInputError } from "../errors.js";
+import type { SessionPaths } from "./layout.js";
+import type { SessionDB } from "./session-db.js";
+import type { SessionHistory, SessionMeta, SessionNode, SessionRecord } from "./types.js";
+
+/**
+ * What the core's own modules (the session context, prompt rendering, turns,
+ * the doctor) need of a store beyond its public, async surface: synchronous
+ * readers for the hot paths, the session lock and the registry for repairs.
+ * Not exported from the package entry, so adapters have one way to use a store.
+ */
+export interface StoreInternals {
+  /** Paths of a session (validates the id first). */
+  paths(sessionId: string): SessionPaths;
+  /** True when the session has a meta.json. Cheap: one stat. */
+  exists(sessionId: string): boolean;
+  /** `meta.json`; CorruptMetaError when it is not a JSON object, SessionNotFoundError when missing. */
+  readMetaSync(sessionId: string): SessionMeta;
+  /** Nodes in seq order plus every node file that could not be read. */
+  readHistorySync(sessionId: string): SessionHistory;
+  /** A fresh, shared, read-only view of the nodes (by id and in seq order), without copying. */
+  snapshotSync(sessionId: string): { byId: ReadonlyMap<string, SessionNode>; ordered: readonly SessionNode[] };
+  /** Fresh id -> node map (shared, read-only). */
+  nodeMapSync(sessionId: string): ReadonlyMap<string, SessionNode>;
+  /** Ids of the session's turns whose processes are alive (by their turn leases). */
+  liveTurnIds(sessionId: string): string[];
+  /**
+   * Whether entering the session for a turn should run `recover`: the first
+   * time this instance enters it, and again whenever a lease file is there to
+   * be judged (a turn of another process may have died since). Synchronous, so
+   * the hot path of entering a checked session awaits nothing more.
+   */
+  needsRecoveryCheck(sessionId: string): boolean;
+  /** Drops the cached view of a session (after repairs made behind the store's back). */
+  invalidate(sessionId: string): void;
+  /** Runs a section under the session's store lock: no other writer in any process runs meanwhile. */
+  withSessionLock<T>(sessionId: string, section: () => Promise<T>): Promise<T>;
+  /** Reads and changes the registry under its lock (for repairs). */
+  updateRegistry(mutate: (entries: Record<string, SessionRecord>) => void): Promise<Record<string, SessionRecord>>;
+}
+
+const internalsByStore = new WeakMap<SessionDB, StoreInternals>();
+
+/** Called once by each SessionDB's constructor. */
+export function registerStoreInternals(db: SessionDB, internals: StoreInternals): void {
+  internalsByStore.set(db, internals);
+}
+
+/** The core-only side of a store (see StoreInternals). */
+export function storeInternals(db: SessionDB): StoreInternals {
+  const internals = internalsByStore.get(db);
+  if (!internals)
+    throw new InvalidInputError(
+      "storeInternals: this store was not made by this copy of @openprogram/session-context; install one copy of it.",
+    );
+  return internals;
+}

@@ -289,6 +289,9 @@ export class Turns {
       case "question":
         // The WebAsker sends the question frame itself: it is the one that can be answered.
         return;
+      case "delta":
+        // Not sent to clients yet: they see a reply when its node completes.
+        return;
     }
   };
 

@@ -83,7 +83,7 @@ describe("chat turns", () => {
     ]);
   });
 
-  it("streams the turn: running status, the user node, the llm node, idle, then turn_done", async () => {
+  it("streams the turn: running status, the user node, the llm node running then completed, idle, then turn_done", async () => {
     const client = await served.connect();
     client.send({ type: "chat", text: "hello" });
     const done = await client.next("turn_done");
@@ -92,10 +92,11 @@ describe("chat turns", () => {
       "status:running",
       "node:append:user",
       "node:append:llm",
+      "node:update:llm",
       "status:idle",
       "turn_done",
     ]);
-    const llm = await client.next("node", (frame) => frame.node.role === "llm");
+    const llm = await client.next("node", (frame) => frame.node.role === "llm" && frame.op === "update");
     // Nodes travel exactly as stored (snake_case fields).
     expect(llm.node).toMatchObject({
       name: "fake-model",

@@ -28,6 +28,7 @@ export {
 } from "./context/carrier.js";
 export type {
   AskOutcome,
+  DeltaEvent,
   NodeEvent,
   QuestionClosedEvent,
   QuestionEvent,
@@ -119,6 +120,7 @@ export type {
   SessionNode,
   SessionRecord,
   SessionStatus,
+  UpdateOptions,
 } from "./store/types.js";
 
 // Managing sessions (what `openprogram sessions ...` and the web page's session list use)

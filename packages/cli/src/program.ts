@@ -211,6 +211,10 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
       "--ws-idle-timeout-ms <ms>",
       "close a WebSocket silent this long with no turn running; 0 never (env OPENPROGRAM_WS_IDLE_TIMEOUT_MS; default 1800000)",
     )
+    .option(
+      "--max-unsent-bytes <n>",
+      "close (4008) a client leaving this many bytes of frames unread (env OPENPROGRAM_MAX_UNSENT_BYTES; default 8388608)",
+    )
     .addOption(
       new Option("--log-format <format>", "log lines: json, human, or auto (JSON unless stdout is a terminal)").choices(
         ["json", "human", "auto"],

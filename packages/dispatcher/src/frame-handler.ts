@@ -9,6 +9,7 @@ import {
   type SessionDB,
 } from "@openprogram/session-context";
 import type { Client } from "./client.js";
+import type { DeltaRelay } from "./delta-relay.js";
 import { NoRunningTurnError } from "./errors.js";
 import type { EventLogger } from "./logging.js";
 import { parseClientFrame } from "./parse-frame.js";
@@ -24,6 +25,7 @@ export interface FrameHandlerDependencies {
   turns: Turns;
   asker: WebAsker;
   subscriptions: Subscriptions;
+  deltas: DeltaRelay;
   programs: ProgramRegistry;
   log: EventLogger;
 }
@@ -99,6 +101,8 @@ export class FrameHandler {
           busy: turns.isBusy(frame.session_id),
         });
         for (const question of asker.pendingFor(frame.session_id)) client.send(question);
+        // Replies streaming now: the text so far, then (as a subscriber) the same frames as everyone.
+        for (const delta of this.deps.deltas.catchUp(frame.session_id)) client.send(delta);
         return;
       }
       case "unsubscribe":

@@ -155,6 +155,19 @@ export interface NodeFrame {
   node: SessionNode;
 }
 
+/**
+ * A piece of an llm node's reply as it streams, after the node's `append`
+ * frame and before its final `update` frame; a node's delta texts concatenate
+ * to its output. Coalesced (about one frame per node per 30 ms). A client that
+ * subscribes mid-stream first gets the text so far in one delta frame.
+ */
+export interface DeltaFrame {
+  type: "delta";
+  session_id: string;
+  node_id: string;
+  text: string;
+}
+
 /** A question is waiting for an `answer` or `decline`. */
 export interface QuestionFrame {
   type: "question";
@@ -220,7 +233,7 @@ export interface SessionDetailFrame {
   busy: boolean;
 }
 
-/** Answer to `subscribe`; pending questions of the session follow it. */
+/** Answer to `subscribe`; pending questions of the session follow it, then the text so far of replies streaming. */
 export interface SubscribedFrame {
   type: "subscribed";
   session_id: string;
@@ -262,6 +275,7 @@ export type ServerFrame =
   | HelloFrame
   | SessionFrame
   | NodeFrame
+  | DeltaFrame
   | QuestionFrame
   | QuestionClosedFrame
   | StatusFrame

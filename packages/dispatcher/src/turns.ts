@@ -14,6 +14,7 @@ import { MAX_TURNS_PER_CONNECTION, type Client } from "./client.js";
 import { ServerBusyError, ShuttingDownError, TooManyTurnsError } from "./errors.js";
 import type { EventLogger } from "./logging.js";
 import type { ProgramRegistry, RegisteredProgram } from "./programs.js";
+import type { DeltaRelay } from "./delta-relay.js";
 import type { ChatFrame, RunFrame, SessionFrame, TurnDoneFrame, TurnFailedFrame } from "./protocol.js";
 import type { Subscriptions } from "./subscriptions.js";
 import type { WebAsker } from "./web-asker.js";
@@ -25,6 +26,8 @@ export interface TurnDependencies {
   runtime: Runtime | null | undefined;
   asker: WebAsker;
   subscriptions: Subscriptions;
+  /** Streams replies' deltas to the session's clients. */
+  deltas: DeltaRelay;
   programs: ProgramRegistry;
   log: EventLogger;
   /** Turns this dispatcher runs at once, across connections. */
@@ -121,6 +124,7 @@ export class Turns {
     this.running.add(turn);
     client.runningTurns++;
     turn.done = this.execute(client, frame, program, turn).finally(() => {
+      if (turn.sessionId !== null) this.deps.deltas.endSession(turn.sessionId);
       client.runningTurns--;
       this.running.delete(turn);
       if (turn.sessionId !== null && this.bySession.get(turn.sessionId) === turn) this.bySession.delete(turn.sessionId);
@@ -268,6 +272,8 @@ export class Turns {
     const { subscriptions } = this.deps;
     switch (event.type) {
       case "node":
+        // A reply's last deltas go out before the node frame that ends it.
+        if (event.node.role === "llm" && event.op === "update") this.deps.deltas.end(event.sessionId, event.node.id);
         subscriptions.publish(event.sessionId, {
           type: "node",
           session_id: event.sessionId,
@@ -290,7 +296,7 @@ export class Turns {
         // The WebAsker sends the question frame itself: it is the one that can be answered.
         return;
       case "delta":
-        // Not sent to clients yet: they see a reply when its node completes.
+        this.deps.deltas.add(event.sessionId, event.nodeId, event.text);
         return;
     }
   };

@@ -23,10 +23,12 @@ afterEach(async () => {
   await fake.close();
 });
 
-/** A compact trace of a turn's frames: "session", "status:running", "node:append:user", ... */
+/** A compact trace of a turn's frames: "session", "status:running", "node:append:user", ...; a run of deltas is one "delta". */
 function trace(frames: Frame[]): string[] {
   return frames
-    .filter((frame) => frame.type !== "hello")
+    .filter(
+      (frame, index) => frame.type !== "hello" && !(frame.type === "delta" && frames[index - 1]?.type === "delta"),
+    )
     .map((frame) =>
       frame.type === "node"
         ? `node:${frame.op}:${frame.node.role}`
@@ -92,6 +94,7 @@ describe("chat turns", () => {
       "status:running",
       "node:append:user",
       "node:append:llm",
+      "delta",
       "node:update:llm",
       "status:idle",
       "turn_done",

@@ -120,7 +120,7 @@ export class ModelRuntime implements Runtime {
           output: null,
           caller: callId ?? "",
           reads: record.prompt.reads,
-          metadata: { status: "running", ...metadata() },
+          metadata: { status: "running", ...withoutDuration(metadata()) },
         },
         // A top-level reply hangs on the head; the head moves to it only when it completes.
         callId === null ? { atHead: true, rootMarker: null, moveHead: false } : {},
@@ -183,6 +183,12 @@ export function sessionNodes(context: ActiveContext): {
 } {
   const snapshot = context.db.snapshotSync(context.sessionId);
   return { nodes: snapshot.byId, ordered: snapshot.ordered };
+}
+
+/** A running node has no duration yet (the final update records it). */
+function withoutDuration(metadata: Record<string, unknown>): Record<string, unknown> {
+  const { duration_seconds: _duration, ...rest } = metadata;
+  return rest;
 }
 
 function docOf(node: SessionNode | undefined): string | null {

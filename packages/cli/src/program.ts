@@ -87,6 +87,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
       "run the function in a child process (its own process group) through the process runner; it picks the same export as without --isolate",
     )
     .option("--json", 'print one JSON object: {"ok","session_id","created","turn_id","result"} (or "error")')
+    .option("--events", "print each event (node, delta, status, question) as a JSON line, then the --json line")
     .addHelpText(
       "after",
       "\nThe result goes to stdout (strings as they are, other values as JSON); `session: <id>` goes to stderr.\nWithout a terminal and without --answers, askUser fails with ask_user_unavailable (recorded on its node).",
@@ -132,6 +133,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
     .option("--resume <id>", RESUME_HELP)
     .option("--system <text>", "a system message for every turn")
     .option("--json", 'print one JSON object per turn: {"ok","session_id","created","turn_id","reply"} (or "error")')
+    .option("--events", "print each event (node, delta, status, question) as a JSON line, then the turn's --json line")
     .action(lazy(() => import("./commands/chat.js").then((loaded) => loaded.chatCommand)));
 
   program

@@ -3,6 +3,7 @@
 //   npm run demo [-- "<task>"]   a research session end to end
 //   npm test                     build, typecheck, lint and every test; ends with the
 //                                wall time of each package's tests and "N passed, N failed"
+//   npm run pack:all [-- <dir>]  installable tarballs of every package (scripts/pack-all.mjs)
 // Installs what they need first: pnpm (pinned, into .tools/, no global
 // install), the workspace's dependencies, and, for the browser test, Debian's
 // Chromium when running as root on Debian. Plain Node only: nothing else is
@@ -159,12 +160,20 @@ function demo(args) {
   });
 }
 
+/** `npm run pack:all -- [dir]`: installable tarballs of every package (scripts/pack-all.mjs). */
+function pack(args) {
+  ensurePnpm();
+  ensureDependencies();
+  return run(process.execPath, [join(root, "scripts", "pack-all.mjs"), ...args]);
+}
+
 const [command, ...rest] = process.argv.slice(2);
 try {
   if (command === "test") process.exitCode = test();
   else if (command === "demo") process.exitCode = demo(rest);
+  else if (command === "pack") process.exitCode = pack(rest);
   else {
-    say("usage: node scripts/bootstrap.mjs test | demo [task]");
+    say("usage: node scripts/bootstrap.mjs test | demo [task] | pack [dir]");
     process.exitCode = 2;
   }
 } catch (error) {

@@ -76,7 +76,7 @@ export const EXIT_CODES_BY_ERROR: Readonly<Record<KnownErrorCode, ExitCodes>> = 
   context_version_mismatch: FAILURE,
   provider_error: FAILURE,
   script_exhausted: FAILURE,
-  ask_user_unavailable: FAILURE,
+  ask_user_unavailable: CONFIGURATION,
   user_declined: FAILURE,
   ask_timeout: FAILURE,
   invalid_answer: USAGE,

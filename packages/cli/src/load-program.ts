@@ -1,3 +1,4 @@
+import { register } from "node:module";
 import { relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { InvalidInputError, resolveAgenticExport, type AgenticFunction } from "@openprogram/session-context";
@@ -31,8 +32,24 @@ export async function loadProgram(spec: string | ProgramSpec, cwd = process.cwd(
   return { spec: parsed, exportName, fn };
 }
 
+let fallbackRegistered = false;
+
+/**
+ * A program may import @openprogram packages without installing them: those
+ * it does not have resolve to the CLI's own (see own-packages-hook.ts).
+ * Registered once per process, before the first program loads.
+ */
+function useOwnPackagesAsFallback(): void {
+  if (fallbackRegistered) return;
+  fallbackRegistered = true;
+  register(new URL("./own-packages-hook.js", import.meta.url), {
+    data: { cliModuleUrl: import.meta.url },
+  });
+}
+
 async function importModule(spec: ProgramSpec, cwd: string): Promise<Record<string, unknown>> {
   const url = pathToFileURL(spec.modulePath).href;
+  useOwnPackagesAsFallback();
   try {
     if (spec.kind === "javascript") return (await import(url)) as Record<string, unknown>;
     // tsx is imported only here: the other commands never pay for the TypeScript loader.

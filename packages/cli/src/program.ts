@@ -3,6 +3,8 @@
 // a typo never load the core, tsx, the dispatcher or the provider SDKs.
 import { Command, Option } from "commander";
 import type { CommandContext, CommandResult } from "./command-context.js";
+import { applyEnvironmentFlags, PROVIDER_CHOICES, type EnvironmentFlags } from "./environment-flags.js";
+import { addHelpExamples } from "./help-examples.js";
 import { lazyActions } from "./lazy-action.js";
 import type { CliIo } from "./io.js";
 import { addSessionsCommands } from "./program-sessions.js";
@@ -30,12 +32,14 @@ a question still waiting is answered with \`openprogram answer <session> <value>
 
 Environment:
   OPENPROGRAM_HOME      where sessions live ($OPENPROGRAM_HOME/sessions; default ~/.openprogram)
-  OPENPROGRAM_PROVIDER  openai | anthropic | scripted | none (inferred from the variables below when unset)
+  OPENPROGRAM_PROVIDER  openai | anthropic | scripted | none | ollama | vllm | lmstudio (inferred when unset)
   OPENPROGRAM_MODEL     model name
   OPENAI_API_KEY, OPENAI_BASE_URL    any OpenAI-compatible server (OpenAI, Ollama, vLLM, llama.cpp)
   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL
   OPENPROGRAM_SCRIPT    scripted replies (a JSON array) for offline runs and tests
-  OPENPROGRAM_MAX_INPUT_BYTES  the most read from --input-file and --answers (default 8388608, 8 MiB)`;
+  OPENPROGRAM_MAX_INPUT_BYTES  the most read from --input-file and --answers (default 8388608, 8 MiB)
+  A project's openprogram.config.json (nearest from here up) and $OPENPROGRAM_HOME/config.json hold the
+  same settings; the environment wins over the project's file, which wins over config.json.`;
 
 const SESSION_HELP = "continue the session with this id, or create it under this id";
 const RESUME_HELP = "continue an existing session (exit 2, listing recent sessions, if it does not exist)";
@@ -49,6 +53,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
     )
     .version(cliVersion(), "-V, --version", "print the version")
     .option("--verbose", "print stacks and causes with errors")
+    .option("--env-file <path>", "read variables from this file (Node's .env format); ones already set win")
     .helpOption("-h, --help", "show help")
     .exitOverride()
     .configureOutput({
@@ -59,6 +64,23 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
     .showHelpAfterError("(add --help for usage)")
     .addHelpText("after", EXIT_CODES_HELP);
 
+  // --env-file, --provider and --model set the environment before any command runs.
+  program.hook("preAction", (_program, action) => {
+    try {
+      applyEnvironmentFlags(action.optsWithGlobals<EnvironmentFlags>(), io.env, io.cwd);
+    } catch (error) {
+      action.error(`error [invalid_input]: ${(error as Error).message}`, { exitCode: 2, code: "invalid_input" });
+    }
+  });
+  const modelOptions = (command: Command): Command =>
+    command
+      .addOption(
+        new Option("--provider <name>", "use this provider (as OPENPROGRAM_PROVIDER, which it overrides)").choices(
+          PROVIDER_CHOICES,
+        ),
+      )
+      .option("--model <name>", "use this model (as OPENPROGRAM_MODEL, which it overrides)");
+
   const context = (command: Command): CommandContext => ({
     io,
     verbose: command.optsWithGlobals<{ verbose?: boolean }>().verbose === true,
@@ -68,7 +90,16 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
   });
 
   program
-    .command("run")
+    .command("init")
+    .description("write a small working program (two agentic functions, one asking you) into a directory")
+    .argument("[dir]", "where to write it (created if missing; default: here)")
+    .addHelpText(
+      "after",
+      "\nWrites program.mts, replies.json (canned model replies), openprogram.config.json and package.json; never\noverwrites a file. `openprogram run program.mts` then works offline at once, without npm install.",
+    )
+    .action(lazy(() => import("./commands/init.js").then((loaded) => loaded.initCommand)));
+
+  modelOptions(program.command("run"))
     .description("run an agentic function from a .js/.mjs/.ts/.mts module as one turn of a session")
     .argument(
       "<module>",
@@ -126,8 +157,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
     )
     .action(lazy(() => import("./commands/answer.js").then((loaded) => loaded.answerCommand)));
 
-  program
-    .command("chat")
+  modelOptions(program.command("chat"))
     .description("talk with the configured model; each line is one turn of the session (/exit or end of input leaves)")
     .addOption(new Option("--session <id>", SESSION_HELP).conflicts("resume"))
     .option("--resume <id>", RESUME_HELP)
@@ -136,8 +166,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
     .option("--events", "print each event (node, delta, status, question) as a JSON line, then the turn's --json line")
     .action(lazy(() => import("./commands/chat.js").then((loaded) => loaded.chatCommand)));
 
-  program
-    .command("research")
+  modelOptions(program.command("research"))
     .description(
       "run the research harness on a task: literature review, ideas, experiments, paper and review in a work dir",
     )
@@ -157,10 +186,14 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
     .addHelpText("after", "\nEach finished stage is printed on stderr; the artifact paths go to stdout.")
     .action(lazy(() => import("./commands/research.js").then((loaded) => loaded.researchCommand)));
 
+  modelOptions(program.command("config"))
+    .description("print the model configuration commands use from here, and where each value came from (keys masked)")
+    .option("--json", "print {provider, settings: [{name, value, source}], files: {project, user}}")
+    .action(lazy(() => import("./commands/config.js").then((loaded) => loaded.configCommand)));
+
   addSessionsCommands(program.command("sessions").description("list, inspect, export and delete sessions"), lazy);
 
-  program
-    .command("serve")
+  modelOptions(program.command("serve"))
     .description("start the web dispatcher (HTTP + WebSocket) with the research program and your programs")
     .option("--host <host>", "interface to listen on (env OPENPROGRAM_HOST; default 127.0.0.1)")
     .option("--port <port>", "port, 0 for any free one (env OPENPROGRAM_PORT; default 8787)")
@@ -224,6 +257,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
     )
     .action(lazy(() => import("./commands/serve.js").then((loaded) => loaded.serveCommand)));
 
+  addHelpExamples(program);
   return program;
 }
 

@@ -16,9 +16,9 @@ export interface JsonFailure extends TurnFields {
   error: ErrorSummary;
 }
 
-/** Session id, created and turn id of a handle (nulls before any session was entered). */
+/** Session id, created and turn id of a handle (nulls before any session was entered, or once it was discarded). */
 export function turnFields(handle: SessionHandle | null): TurnFields {
-  return handle
+  return handle && !handle.discarded
     ? { session_id: handle.sessionId, created: handle.created, turn_id: handle.turnId }
     : { session_id: null, created: false, turn_id: null };
 }
@@ -41,7 +41,8 @@ export interface FailureReport {
 export function reportFailure(context: CommandContext, error: unknown, report: FailureReport): number {
   const { io, verbose } = context;
   writeLine(io.stderr, formatError(error, verbose));
-  const handle = report.handle ?? null;
+  // A refused run's new session was removed by the core (SessionHandle.discarded): nothing to point at.
+  const handle = report.handle?.discarded ? null : (report.handle ?? null);
   if (handle) {
     const hint = report.during === "run" ? resumeHint(handle) : null;
     if (hint) writeLine(io.stderr, hint);

@@ -1,10 +1,4 @@
-import {
-  deleteSession,
-  describeSession,
-  sessionContext,
-  type SessionContextOptions,
-  type SessionHandle,
-} from "@openprogram/session-context";
+import { sessionContext, type SessionContextOptions, type SessionHandle } from "@openprogram/session-context";
 
 /** How a turn ended. `handle` is null when the context could not be entered at all. */
 export type TurnOutcome<T> =
@@ -32,16 +26,4 @@ export async function runTurn<T>(
   } catch (error) {
     return { ok: false, handle: entered.handle, error };
   }
-}
-
-/**
- * Removes a session this command created when its turn recorded nothing
- * (e.g. a child process refused the module before running it), so a
- * rejected command leaves no empty session behind. Returns true when it did.
- */
-export async function discardIfEmpty(handle: SessionHandle): Promise<boolean> {
-  if (!handle.created) return false;
-  const detail = await describeSession(handle.sessionId, { db: handle.db });
-  if (detail.nodes.length > 0 || detail.problems.length > 0) return false;
-  return deleteSession(handle.sessionId, { db: handle.db });
 }

@@ -46,12 +46,19 @@ describe("askUser from the command line", () => {
     expect((await askNode(sessionIdFrom(result.stderr))).metadata.status).toBe("failed");
   });
 
-  it("no terminal and no --answers: the question fails with ask_user_unavailable, recorded, and the process never waits on stdin", async () => {
-    // stdin stays open (never ended): the CLI must not read it.
-    const child = spawnCli(["run", program("ask-choice.mjs")], { env: home.env() });
+  it("no terminal and no --answers: the question fails with ask_user_unavailable (exit 2), recorded, and the process never waits on stdin", async () => {
+    // stdin stays open (never ended): the CLI must not read it. A continued session keeps the failed question.
+    expect(
+      (
+        await runCli(["run", program("pure-code.mjs"), "--session", "asks-later", "--input", '{"text": "x"}'], {
+          env: home.env(),
+        })
+      ).code,
+    ).toBe(0);
+    const child = spawnCli(["run", program("ask-choice.mjs"), "--session", "asks-later"], { env: home.env() });
     const result = await collect(child, 60_000);
     child.stdin.destroy();
-    expect(result.code).toBe(1);
+    expect(result.code).toBe(2);
     expect(result.stderr).toMatch(
       /^error \[ask_user_unavailable\]: askUser\("Which colour should the chart use\?"\) has no asker: .*--answers <file>/m,
     );

@@ -1,6 +1,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Command } from "commander";
 import { afterAll, describe, expect, it } from "vitest";
+import { processIo } from "../src/io.js";
+import { buildProgram } from "../src/program.js";
 import { CLI_DIR, createCliHome, runCli } from "./helpers/cli.js";
 
 const home = createCliHome();
@@ -47,7 +50,19 @@ const COMMAND_FLAGS: Record<string, string[]> = {
   "sessions log": ["<id>", "--limit <n>", "--json"],
   "sessions rm": ["<id>", "--yes", "--json"],
   "sessions export": ["<id>", "--format <format>", "json", "md"],
+  config: ["--provider <name>", "--model <name>", "--json"],
 };
+
+/** Every command path of the real program, found by walking its tree ("" is openprogram itself). */
+function allCommandPaths(): string[] {
+  const paths: string[] = [];
+  const walk = (command: Command, prefix: string[]): void => {
+    paths.push(prefix.join(" "));
+    for (const sub of command.commands) walk(sub, [...prefix, sub.name()]);
+  };
+  walk(buildProgram(processIo(), { result: 0 }), []);
+  return paths;
+}
 
 describe("openprogram --help, --version and usage errors", () => {
   it("--help lists every command, the exit codes and the provider variables", async () => {
@@ -73,6 +88,21 @@ describe("openprogram --help, --version and usage errors", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`Usage: openprogram ${command}`);
     for (const flag of flags) expect(result.stdout).toContain(flag);
+  });
+
+  it.each(allCommandPaths())("`%s --help` ends with two or three examples", async (command) => {
+    const result = await runCli([...command.split(" ").filter(Boolean), "--help"], { env });
+    expect(result.code).toBe(0);
+    const examples = /\nExamples:\n((?: {2}openprogram .*\n)+)$/.exec(result.stdout);
+    expect(examples, result.stdout).not.toBeNull();
+    expect(examples?.[1]?.trimEnd().split("\n").length).toBeGreaterThanOrEqual(2);
+    expect(examples?.[1]?.trimEnd().split("\n").length).toBeLessThanOrEqual(3);
+  });
+
+  it.each(["run", "chat", "research", "serve"])("`%s` takes --provider and --model", async (command) => {
+    const result = await runCli([command, "--help"], { env });
+    expect(result.stdout).toContain("--provider <name>");
+    expect(result.stdout).toContain("--model <name>");
   });
 
   it("`sessions --help` lists its six subcommands", async () => {

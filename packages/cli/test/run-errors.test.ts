@@ -120,7 +120,18 @@ const USAGE_ERRORS: BadInput[] = [
     args: () => ["run", summarize(), "--input", '{"text": "x"}'],
     env: () => ({ OPENPROGRAM_PROVIDER: "gpt" }),
     message:
-      /^error \[provider_config\]: Unknown provider "gpt" in OPENPROGRAM_PROVIDER; use openai, anthropic, scripted or none\./m,
+      /^error \[provider_config\]: Unknown provider "gpt" in OPENPROGRAM_PROVIDER; use openai, anthropic, scripted, none, or a local OpenAI-compatible server \(ollama, vllm, lmstudio\)\./m,
+  },
+  {
+    name: "no provider configured, for a program that calls the model (refused at its first call; the new session is removed)",
+    args: () => ["run", summarize(), "--input", '{"text": "x"}'],
+    message:
+      /^error \[runtime_missing\]: No model provider is configured\. Set OPENPROGRAM_PROVIDER to openai, anthropic or scripted/m,
+  },
+  {
+    name: "a program that asks, with no terminal and no --answers (refused at its question; the new session is removed)",
+    args: () => ["run", program("ask-choice.mjs")],
+    message: /^error \[ask_user_unavailable\]: askUser\(.*\) has no asker: .*pass --answers <file>/m,
   },
   {
     name: "the openai provider without a key or base URL",
@@ -211,14 +222,34 @@ describe("openprogram run: failures of the program itself", () => {
     expect(result.stderr).toMatch(/^\s+at .*fails\.mjs/m);
   });
 
-  it("no provider configured: the model call fails with runtime_missing, exit 2, naming the variables to set", async () => {
-    const result = await runCli(["run", summarize(), "--input", '{"text": "x"}'], { env: home.env() });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(
-      /^error \[runtime_missing\]: No model provider is configured\. Set OPENPROGRAM_PROVIDER to openai, anthropic or scripted/m,
+  it("a refusal after the model has answered keeps the session (that reply cost money), and says how to resume", async () => {
+    const asksAfterTheModel = home.file(
+      "asks-late.mjs",
+      'import { agenticFunction, askUser } from "@openprogram/session-context";\n' +
+        'export default agenticFunction({ name: "asks_late", doc: "Plan." }, async (_input, { runtime }) => {\n' +
+        '  const plan = await runtime.exec("Plan it.");\n  return `${plan} / ${await askUser("Go?")}`;\n});\n',
     );
-    const [node] = await home.db.loadNodes(sessionIdFrom(result.stderr));
-    expect(node?.metadata.error).toMatchObject({ code: "runtime_missing" });
+    const { env } = home.scripted(["a plan"]);
+    const result = await runCli(["run", asksAfterTheModel, "--json"], { env: home.env(env) });
+    expect(result.code).toBe(2);
+    const output = JSON.parse(result.stdout) as { session_id: string; created: boolean; error: { code: string } };
+    expect(output).toMatchObject({ created: true, error: { code: "ask_user_unavailable" } });
+    expect(result.stderr).toContain(`openprogram resume ${output.session_id}`);
+    const nodes = await home.db.loadNodes(output.session_id);
+    expect(nodes.map((node) => [node.name, node.metadata.status])).toEqual([
+      ["asks_late", "failed"],
+      ["scripted", "completed"],
+      ["ask_user", "failed"],
+    ]);
+  });
+
+  it("a refusal while continuing an existing session keeps that session", async () => {
+    const result = await runCli(["run", summarize(), "--session", "existing-session", "--input", '{"text": "x"}'], {
+      env: home.env(),
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("session: existing-session");
+    expect(sessionDirectories()).toContain("existing-session");
   });
 
   it("a program that needs no model runs without a provider", async () => {

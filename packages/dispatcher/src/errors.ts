@@ -33,9 +33,15 @@ export class UnknownProgramError extends OpenProgramError {
 /** An `answer` or `decline` for a question that is not waiting (already closed, or never asked). */
 export class UnknownQuestionError extends OpenProgramError {
   readonly code = "unknown_question";
-  constructor(readonly questionId: string) {
+  constructor(
+    readonly questionId: string,
+    withoutSession = false,
+  ) {
     super(
-      `No question ${JSON.stringify(questionId)} is waiting for an answer; it was answered, timed out or cancelled, or never asked.`,
+      `No question ${JSON.stringify(questionId)} is waiting for an answer here; it was answered, timed out or cancelled, or never asked.` +
+        (withoutSession
+          ? " If it was asked before the dispatcher restarted, send the question frame's session_id with the answer: the turn then continues from it."
+          : ""),
     );
   }
 }

@@ -2,6 +2,8 @@ import {
   deleteSession,
   describeSession,
   listSessions,
+  prepareResume,
+  routeAnswer,
   sessionExists,
   SessionNotFoundError,
   toOpenProgramError,
@@ -10,11 +12,12 @@ import {
 } from "@openprogram/session-context";
 import type { Client } from "./client.js";
 import type { DeltaRelay } from "./delta-relay.js";
-import { NoRunningTurnError } from "./errors.js";
+import { NoRunningTurnError, UnknownQuestionError } from "./errors.js";
 import type { EventLogger } from "./logging.js";
 import { parseClientFrame } from "./parse-frame.js";
 import type { ProgramRegistry } from "./programs.js";
-import type { ClientFrame } from "./protocol.js";
+import type { AnswerFrame, ClientFrame } from "./protocol.js";
+import { latestTurn, questionFrameOf, resumableInfo } from "./stopped-turns.js";
 import type { Subscriptions } from "./subscriptions.js";
 import type { Turns } from "./turns.js";
 import type { WebAsker } from "./web-asker.js";
@@ -77,7 +80,26 @@ export class FrameHandler {
         turns.start(client, frame);
         return;
       case "answer":
-        asker.answer(frame.question_id, frame.value);
+        if (asker.sessionOf(frame.question_id) !== undefined) {
+          asker.answer(frame.question_id, frame.value);
+          return;
+        }
+        if (frame.session_id === undefined) throw new UnknownQuestionError(frame.question_id, true);
+        await this.answerElsewhere(client, { ...frame, session_id: frame.session_id });
+        return;
+      case "resume":
+        await turns.resume(client, {
+          sessionId: frame.session_id,
+          clientMsgId: frame.client_msg_id,
+          prepare: () =>
+            prepareResume({
+              sessionId: frame.session_id,
+              db,
+              resolveProgram: programs.resolveProgram,
+              ...(frame.turn_id !== undefined ? { turnId: frame.turn_id } : {}),
+            }),
+        });
+        this.deps.log.info("turn_resume_requested", { client: client.id, session_id: frame.session_id });
         return;
       case "decline":
         asker.decline(frame.question_id, frame.reason);
@@ -100,7 +122,13 @@ export class FrameHandler {
           status: record.status,
           busy: turns.isBusy(frame.session_id),
         });
-        for (const question of asker.pendingFor(frame.session_id)) client.send(question);
+        const pending = asker.pendingFor(frame.session_id);
+        for (const question of pending) client.send(question);
+        // A question of a turn that is not running here (asked before a restart, or by a CLI run) waits on disk.
+        if (pending.length === 0 && !turns.isBusy(frame.session_id)) {
+          const stored = questionFrameOf(latestTurn(db, frame.session_id));
+          if (stored) client.send(stored);
+        }
         // Replies streaming now: the text so far, then (as a subscriber) the same frames as everyone.
         for (const delta of this.deps.deltas.catchUp(frame.session_id)) client.send(delta);
         return;
@@ -123,6 +151,7 @@ export class FrameHandler {
           nodes: detail.nodes,
           problems: detail.problems,
           busy: turns.isBusy(frame.session_id),
+          resumable: turns.isBusy(frame.session_id) ? null : resumableInfo(latestTurn(db, frame.session_id)),
         });
         return;
       }
@@ -143,6 +172,41 @@ export class FrameHandler {
         client.send({ type: "programs", programs: programs.list() });
         return;
     }
+  }
+
+  /**
+   * An answer to a question no turn of this dispatcher waits for, routed by
+   * the core: to the live process that waits for it (a CLI run), which
+   * continues; or, when its process is gone, into a resume of the turn here
+   * by replay with the answer filled in.
+   */
+  private async answerElsewhere(client: Client, frame: AnswerFrame & { session_id: string }): Promise<void> {
+    const { db, turns, subscriptions, programs, log } = this.deps;
+    const sessionId = frame.session_id;
+    await turns.resume(client, {
+      sessionId,
+      clientMsgId: frame.client_msg_id,
+      prepare: async () => {
+        const route = await routeAnswer({
+          sessionId,
+          db,
+          value: frame.value,
+          questionId: frame.question_id,
+          resolveProgram: programs.resolveProgram,
+        });
+        if (route.kind === "resume") return route.prepared;
+        const closed = {
+          type: "question_closed",
+          session_id: sessionId,
+          question_id: route.answered.questionId,
+          outcome: "answered",
+        } as const;
+        subscriptions.publish(sessionId, closed);
+        if (!subscriptions.isSubscribed(client, sessionId)) client.send(closed);
+        log.info("answer_delivered", { client: client.id, session_id: sessionId, turn_id: route.answered.turnId });
+        return null;
+      },
+    });
   }
 
   private reject(client: Client, code: string, message: string, ref?: string, action?: string): void {

@@ -47,6 +47,8 @@ export type {
   ProgramsFrame,
   QuestionClosedFrame,
   QuestionFrame,
+  ResumableTurnInfo,
+  ResumeFrame,
   RunFrame,
   ServerFrame,
   SessionDeletedFrame,

@@ -31,6 +31,15 @@ export interface DispatcherOptions {
   sessionsRoot?: string;
   /** The programs a `run` frame may name; the network can never name a module. */
   programs?: Record<string, ServedProgram>;
+  /**
+   * For a registered program name, the ref its turns record (default
+   * `program:<name>`), by which a `resume` (or an answer after a restart)
+   * finds the program again. `openprogram serve` gives a `--program
+   * module#export` its `module:<path>#<export>` ref, the CLI's, so that
+   * `openprogram resume`/`answer` continue its web turns and the web the
+   * turns `openprogram run` started from that module.
+   */
+  programRefs?: Record<string, string>;
   /** Required on the WebSocket upgrade (`?token=` or `Authorization: Bearer`) when set. */
   token?: string;
   /** Origins allowed besides the served host ("*" allows any). */

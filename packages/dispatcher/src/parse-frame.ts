@@ -17,7 +17,13 @@ type Raw = Record<string, unknown>;
 const ACTIONS: { [A in ClientAction]: (fields: FieldReader) => Extract<ClientFrame, { type: A }> } = {
   chat: (f) => ({ type: "chat", ...f.optionalSessionId(), text: f.string("text") }),
   run: (f) => ({ type: "run", ...f.optionalSessionId(), program: f.string("program"), ...f.anyJson("input") }),
-  answer: (f) => ({ type: "answer", question_id: f.string("question_id"), value: f.answerValue("value") }),
+  answer: (f) => ({
+    type: "answer",
+    ...f.optionalSessionId(),
+    question_id: f.string("question_id"),
+    value: f.answerValue("value"),
+  }),
+  resume: (f) => ({ type: "resume", session_id: f.sessionId(), ...f.optionalString("turn_id", 128) }),
   decline: (f) => ({ type: "decline", question_id: f.string("question_id"), ...f.optionalString("reason") }),
   stop: (f) => ({ type: "stop", session_id: f.sessionId() }),
   subscribe: (f) => ({ type: "subscribe", session_id: f.sessionId() }),

@@ -40,11 +40,27 @@ export interface RunFrame extends ClientFrameBase {
   input?: unknown;
 }
 
-/** Answers a pending question. */
+/**
+ * Answers a pending question. `session_id` (the `question` frame's) is needed
+ * for a question whose asking process is gone (asked before a restart): the
+ * answer is recorded and the turn resumed here by replay, like a `resume`.
+ */
 export interface AnswerFrame extends ClientFrameBase {
   type: "answer";
+  session_id?: string;
   question_id: string;
   value: string;
+}
+
+/**
+ * Continues the session's latest interrupted, failed, cancelled or waiting
+ * turn (or `turn_id`) here, by replay: recorded calls give their recorded
+ * results, no model request is repeated. Answered like a `run`.
+ */
+export interface ResumeFrame extends ClientFrameBase {
+  type: "resume";
+  session_id: string;
+  turn_id?: string;
 }
 
 /** Declines a pending question. */
@@ -101,6 +117,7 @@ export type ClientFrame =
   | ChatFrame
   | RunFrame
   | AnswerFrame
+  | ResumeFrame
   | DeclineFrame
   | StopFrame
   | SubscribeFrame
@@ -126,6 +143,8 @@ export interface ProgramInfo {
 /** An error as it travels in frames. */
 export interface FrameError {
   code: string;
+  /** The error's class name (`TypeError`, `ProviderError`...), in `turn_failed`: the same as the CLI and the node report. */
+  name?: string;
   message: string;
 }
 
@@ -143,7 +162,9 @@ export interface SessionFrame {
   session_id: string;
   created: boolean;
   turn_id: string;
-  kind: "chat" | "run";
+  kind: "chat" | "run" | "resume";
+  /** With kind "resume": the turn this one continues. */
+  resumed_turn_id?: string;
   client_msg_id?: string;
 }
 
@@ -231,6 +252,19 @@ export interface SessionDetailFrame {
   problems: SessionDetail["problems"];
   /** True while a turn runs in this dispatcher. */
   busy: boolean;
+  /** The turn a `resume` frame would continue now, or null (see ResumableTurnInfo). */
+  resumable: ResumableTurnInfo | null;
+}
+
+/** A stopped turn the page may offer to continue. */
+export interface ResumableTurnInfo {
+  turn_id: string;
+  /** Its top-level function. */
+  name: string;
+  /** interrupted, failed, cancelled, ... (how it stopped). */
+  status: string;
+  /** The question it waits for, if any (answering it continues the turn too). */
+  question_id: string | null;
 }
 
 /** Answer to `subscribe`; pending questions of the session follow it, then the text so far of replies streaming. */

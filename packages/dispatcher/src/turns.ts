@@ -2,10 +2,14 @@ import {
   chat,
   createRuntime,
   isCancellation,
+  resumeTurn,
   RuntimeMissingError,
   SessionBusyError,
   sessionContext,
+  serializeError,
   toOpenProgramError,
+  TurnSuspendedError,
+  type PreparedResume,
   type Runtime,
   type SessionDB,
   type SessionEvent,
@@ -15,7 +19,7 @@ import { ServerBusyError, ShuttingDownError, TooManyTurnsError } from "./errors.
 import type { EventLogger } from "./logging.js";
 import type { ProgramRegistry, RegisteredProgram } from "./programs.js";
 import type { DeltaRelay } from "./delta-relay.js";
-import type { ChatFrame, RunFrame, SessionFrame, TurnDoneFrame, TurnFailedFrame } from "./protocol.js";
+import type { ChatFrame, FrameError, RunFrame, SessionFrame, TurnDoneFrame, TurnFailedFrame } from "./protocol.js";
 import type { Subscriptions } from "./subscriptions.js";
 import type { WebAsker } from "./web-asker.js";
 
@@ -39,6 +43,23 @@ interface RunningTurn {
   sessionId: string | null;
   readonly controller: AbortController;
   done: Promise<void>;
+}
+
+/** What a turn runs: a chat, a registered program, or the continuation of a stopped turn. */
+type TurnWork =
+  | { kind: "chat"; text: string }
+  | { kind: "run"; program: RegisteredProgram; input: unknown }
+  | { kind: "resume"; prepared: PreparedResume };
+
+/** The turn a `resume` (or an answer to a question whose process is gone) continues. */
+export interface ResumeRequest {
+  sessionId: string;
+  clientMsgId?: string | undefined;
+  /**
+   * The core's checks (prepareResume, routeAnswer), run once the session is
+   * reserved here; null: nothing to run (the answer went to a live process).
+   */
+  prepare: () => Promise<PreparedResume | null>;
 }
 
 /** Cancelled turns get this long to record themselves and commit before shutdown gives up on them. */
@@ -98,37 +119,79 @@ export class Turns {
    * anything is written.
    */
   start(client: Client, frame: ChatFrame | RunFrame): void {
+    this.admit(client, frame.session_id);
+    let work: TurnWork;
+    if (frame.type === "run") {
+      const program = this.deps.programs.get(frame.program);
+      program.checkInput(frame.input);
+      work = { kind: "run", program, input: frame.input };
+    } else if (this.effectiveRuntime() === null) {
+      throw new RuntimeMissingError("the dispatcher runs without a model, so chat cannot answer");
+    } else {
+      work = { kind: "chat", text: frame.text };
+    }
+    const turn = this.reserve(client, frame.session_id ?? null);
+    turn.done = this.execute(client, work, frame.client_msg_id, turn).finally(() => this.release(client, turn));
+  }
+
+  /**
+   * Continues a stopped turn of the session here, through the core's
+   * prepareResume and resumeTurn. Resolves once the turn is under way; throws
+   * (the checks of `start`, then the core's SessionNotFoundError,
+   * NothingToResumeError, TurnNotFoundError, TurnNotResumableError,
+   * NoPendingQuestionError, InvalidAnswerError, SessionBusyError) before
+   * anything runs. The session is reserved first, so of two resumes of one
+   * session here one wins and the other gets `session_busy`; across
+   * processes the core's claim on the turn does the same.
+   */
+  async resume(client: Client, request: ResumeRequest): Promise<void> {
+    const { sessionId } = request;
+    this.admit(client, sessionId);
+    const turn = this.reserve(client, sessionId);
+    let prepared: PreparedResume | null;
+    try {
+      prepared = await request.prepare();
+    } catch (error) {
+      this.release(client, turn);
+      throw error;
+    }
+    if (prepared === null) {
+      this.release(client, turn);
+      return;
+    }
+    turn.done = this.execute(client, { kind: "resume", prepared }, request.clientMsgId, turn).finally(() =>
+      this.release(client, turn),
+    );
+  }
+
+  /** The checks every new turn passes before anything is reserved or written. */
+  private admit(client: Client, sessionId: string | undefined): void {
     if (this.closedBecause !== null) throw new ShuttingDownError(this.closedBecause);
-    if (frame.session_id !== undefined && this.bySession.has(frame.session_id))
-      throw new SessionBusyError(frame.session_id);
-    if (frame.session_id !== undefined && this.deleting.has(frame.session_id))
+    if (sessionId !== undefined && this.bySession.has(sessionId)) throw new SessionBusyError(sessionId);
+    if (sessionId !== undefined && this.deleting.has(sessionId))
       throw new SessionBusyError(
-        frame.session_id,
+        sessionId,
         "it is being deleted; start the turn without session_id, or with another id",
       );
     if (client.runningTurns >= MAX_TURNS_PER_CONNECTION) throw new TooManyTurnsError(MAX_TURNS_PER_CONNECTION);
     if (this.running.size >= this.deps.maxConcurrentTurns) throw new ServerBusyError(this.deps.maxConcurrentTurns);
-    let program: RegisteredProgram | null = null;
-    if (frame.type === "run") {
-      program = this.deps.programs.get(frame.program);
-      program.checkInput(frame.input);
-    } else if (this.effectiveRuntime() === null) {
-      throw new RuntimeMissingError("the dispatcher runs without a model, so chat cannot answer");
-    }
-    const turn: RunningTurn = {
-      sessionId: frame.session_id ?? null,
-      controller: new AbortController(),
-      done: Promise.resolve(),
-    };
-    if (turn.sessionId !== null) this.bySession.set(turn.sessionId, turn);
+  }
+
+  /** Counts the turn in (synchronously, so a racing frame sees it). */
+  private reserve(client: Client, sessionId: string | null): RunningTurn {
+    const turn: RunningTurn = { sessionId, controller: new AbortController(), done: Promise.resolve() };
+    if (sessionId !== null) this.bySession.set(sessionId, turn);
     this.running.add(turn);
     client.runningTurns++;
-    turn.done = this.execute(client, frame, program, turn).finally(() => {
-      if (turn.sessionId !== null) this.deps.deltas.endSession(turn.sessionId);
-      client.runningTurns--;
-      this.running.delete(turn);
-      if (turn.sessionId !== null && this.bySession.get(turn.sessionId) === turn) this.bySession.delete(turn.sessionId);
-    });
+    return turn;
+  }
+
+  private release(client: Client, turn: RunningTurn): void {
+    // A reply whose final write failed leaves its stream open: close it.
+    if (turn.sessionId !== null) this.deps.deltas.endSession(turn.sessionId);
+    client.runningTurns--;
+    this.running.delete(turn);
+    if (turn.sessionId !== null && this.bySession.get(turn.sessionId) === turn) this.bySession.delete(turn.sessionId);
   }
 
   /** Cancels the session's running turn through its signal. */
@@ -146,9 +209,29 @@ export class Turns {
   async drain(reason: string, graceMs: number): Promise<{ cancelled: number; abandoned: number }> {
     this.closedBecause ??= reason;
     if (this.running.size === 0) return { cancelled: 0, abandoned: 0 };
-    if (await this.settledWithin(graceMs)) return { cancelled: 0, abandoned: 0 };
-    const cancelled = this.running.size;
-    for (const turn of this.running) turn.controller.abort(`the dispatcher is shutting down (${reason})`);
+    // Suspended, not cancelled: a question stays waiting on disk, and answering it after the restart resumes the
+    // turn. A turn waiting for a human is suspended at once; the grace period is for work that can finish.
+    const suspension = new TurnSuspendedError(`the dispatcher is shutting down (${reason})`);
+    let suspendedAtOnce = 0;
+    for (const turn of this.running) {
+      if (turn.sessionId !== null && this.deps.asker.pendingFor(turn.sessionId).length > 0) {
+        turn.controller.abort(suspension);
+        suspendedAtOnce++;
+      }
+    }
+    if (suspendedAtOnce > 0)
+      this.deps.log.info("turns_suspended", {
+        count: suspendedAtOnce,
+        reason,
+        hint: "their questions stay waiting on disk; answering one after the restart continues its turn",
+      });
+    if (await this.settledWithin(graceMs)) return { cancelled: suspendedAtOnce, abandoned: 0 };
+    let cancelled = suspendedAtOnce;
+    for (const turn of this.running) {
+      if (turn.controller.signal.aborted) continue;
+      turn.controller.abort(suspension);
+      cancelled++;
+    }
     this.deps.log.warn("turns_cancelled", { count: cancelled, reason });
     if (await this.settledWithin(SETTLE_AFTER_CANCEL_MS)) return { cancelled, abandoned: 0 };
     const abandoned = this.running.size;
@@ -162,21 +245,34 @@ export class Turns {
 
   private async execute(
     client: Client,
-    frame: ChatFrame | RunFrame,
-    program: RegisteredProgram | null,
+    work: TurnWork,
+    clientMsgId: string | undefined,
     turn: RunningTurn,
   ): Promise<void> {
     const { subscriptions, log } = this.deps;
     const started = performance.now();
-    const kind = frame.type;
-    const labels = { kind, ...(frame.type === "run" ? { program: frame.program } : {}) };
-    const echo = frame.client_msg_id !== undefined ? { client_msg_id: frame.client_msg_id } : {};
+    const { kind } = work;
+    const resumed = work.kind === "resume" ? work.prepared.turn : null;
+    const labels = {
+      kind,
+      ...(work.kind === "run" ? { program: work.program.info.name } : {}),
+      ...(resumed ? { resumed_turn_id: resumed.turnId } : {}),
+    };
+    const echo = clientMsgId !== undefined ? { client_msg_id: clientMsgId } : {};
     const opened: { turn?: { sessionId: string; turnId: string } } = {};
+    // What the turn records to be resumable: the program's ref and input (a run without input records {}).
+    const program =
+      work.kind === "run"
+        ? { ref: work.program.ref, input: work.input ?? {} }
+        : work.kind === "resume"
+          ? work.prepared.recordedProgram
+          : null;
     try {
       const result = await sessionContext(
         {
-          sessionId: frame.session_id,
+          sessionId: turn.sessionId ?? undefined,
           source: "web",
+          ...(program ? { program } : {}),
           asker: this.deps.asker,
           signal: turn.controller.signal,
           onEvent: this.onEvent,
@@ -197,6 +293,7 @@ export class Turns {
             created: session.created,
             turn_id: session.turnId,
             kind,
+            ...(resumed ? { resumed_turn_id: resumed.turnId } : {}),
             ...echo,
           });
           log.info("turn_start", {
@@ -206,7 +303,9 @@ export class Turns {
             created: session.created,
             ...labels,
           });
-          return frame.type === "chat" ? chat(frame.text) : (program as RegisteredProgram).invoke(frame.input);
+          if (work.kind === "chat") return chat(work.text);
+          if (work.kind === "run") return work.program.invoke(work.input);
+          return resumeTurn(work.prepared);
         },
       );
       const { sessionId, turnId } = opened.turn as { sessionId: string; turnId: string };
@@ -219,20 +318,23 @@ export class Turns {
         duration_ms: elapsed(started),
       });
     } catch (caught) {
-      const error = toOpenProgramError(caught);
-      const failure = { code: error.code, message: error.message };
       if (opened.turn === undefined) {
+        const error = toOpenProgramError(caught);
         // The session could not even be opened (e.g. an unwritable store): nothing ran, so no turn frames.
         client.send({
           type: "error",
-          code: failure.code,
-          message: failure.message,
+          code: error.code,
+          message: error.message,
           action: kind,
-          ...(frame.client_msg_id !== undefined ? { ref: frame.client_msg_id } : {}),
+          ...(clientMsgId !== undefined ? { ref: clientMsgId } : {}),
         });
-        log.error("turn_rejected", { client: client.id, ...labels, error_code: failure.code });
+        log.error("turn_rejected", { client: client.id, ...labels, error_code: error.code });
         return;
       }
+      // The failure as the node records it and every entry reports it: a program's own TypeError is
+      // { code: "error", name: "TypeError" } here as on the command line, not the server's internal_error.
+      const { code, name, message } = serializeError(caught);
+      const failure: FrameError = { code, name, message };
       const { sessionId, turnId } = opened.turn;
       this.publishToTurn(client, {
         type: "turn_failed",

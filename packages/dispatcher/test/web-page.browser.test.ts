@@ -2,11 +2,16 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { agenticFunction, askUser } from "@openprogram/session-context";
-import { scriptedRuntime } from "@openprogram/session-context/testing";
+import { agenticFunction, askUser, createRuntime, type Runtime } from "@openprogram/session-context";
+import {
+  createTempStore,
+  scriptedRuntime,
+  startFakeOpenAIServer,
+  type FakeOpenAIServer,
+} from "@openprogram/session-context/testing";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { resolveServeConfig, serve, type LogEntry, type ServeProcess } from "../src/index.js";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createDispatcher, resolveServeConfig, serve, type LogEntry, type ServeProcess } from "../src/index.js";
 import { closeAll, onCleanup, startDispatcher, type TestDispatcher } from "./helpers.js";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
@@ -224,5 +229,102 @@ describe("the web page in Chromium", () => {
     onCleanup(() => stranger.close());
     await stranger.goto(dispatcher.url);
     await stranger.locator("#token-form").waitFor({ state: "visible", ...UI_WAIT });
+  });
+});
+
+describe("the web page continues stopped turns (issue 14)", () => {
+  const planTrip = agenticFunction(
+    { name: "plan_trip", doc: "Suggest a destination, ask for a style, plan the trip." },
+    async ({ region }: { region: string }, { runtime }) => {
+      const destination = await runtime.exec(`Suggest a destination in ${region}.`);
+      const style = await askUser(`Which style of trip to ${destination}?`, { choices: ["budget", "comfort"] });
+      return runtime.exec(`Plan a ${style} trip to ${destination}.`);
+    },
+  );
+  let model: FakeOpenAIServer;
+  let failing: Set<number>;
+  let runtime: Runtime;
+  beforeEach(async () => {
+    failing = new Set();
+    model = await startFakeOpenAIServer((request, index) => {
+      if (failing.has(index)) return { status: 500, message: `request ${index} fails` };
+      const last = request.json.messages?.at(-1)?.content ?? "";
+      return last.startsWith("Suggest") ? "Lisbon" : `A plan for: ${last}`;
+    });
+    onCleanup(() => model.close());
+    runtime = createRuntime({ provider: "openai", baseUrl: model.baseUrl, model: "m", maxRetries: 0 }) as Runtime;
+  });
+
+  async function runFromPage(): Promise<string> {
+    await page.click("#run-panel summary");
+    await page.selectOption("#program-select", "plan_trip");
+    await page.fill("#program-input", JSON.stringify({ region: "Portugal" }));
+    await page.click("#run-submit");
+    const sessionId = page.locator("#session-id");
+    await expect.poll(() => sessionId.textContent(), UI_WAIT).toMatch(/^session_[0-9a-f]{10}$/);
+    return (await sessionId.textContent()) as string;
+  }
+
+  it("offers Continue on a turn that failed; Continue resumes it and shows the result", async () => {
+    failing.add(1);
+    served = await startDispatcher({ runtime, programs: { plan_trip: planTrip } });
+    await openPage();
+    const id = await runFromPage();
+    await page.locator("#question-dialog").getByRole("button", { name: "comfort" }).click();
+    await page.locator("#turn-error", { hasText: "provider_error" }).waitFor(UI_WAIT);
+    const resume = page.locator("#resume-turn");
+    await resume.waitFor({ state: "visible", ...UI_WAIT });
+    expect(await resume.getAttribute("title")).toBe("Continue plan_trip (failed) where it stopped");
+
+    await resume.click();
+    await page.locator("#run-result", { hasText: "A plan for: Plan a comfort trip to Lisbon." }).waitFor(UI_WAIT);
+    await resume.waitFor({ state: "hidden", ...UI_WAIT });
+    await page
+      .locator("#messages li.code", { hasText: "→ A plan for: Plan a comfort trip to Lisbon." })
+      .waitFor(UI_WAIT);
+    // The suggestion was replayed from the record; the failed request went again, once.
+    const bodies = model.requests.map((request) => request.body);
+    expect(bodies).toHaveLength(3);
+    expect(bodies[2]).toBe(bodies[1]);
+    const tops = (await served.store.db.loadNodes(id)).filter((node) => node.name === "plan_trip");
+    expect(tops.map((node) => node.metadata.status)).toEqual(["failed", "completed"]);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("shows a question still waiting after the dispatcher restarted; answering it resumes the turn and shows the result", async () => {
+    const store = createTempStore("openprogram-browser-restart-");
+    onCleanup(() => store.cleanup());
+    served = await startDispatcher({ runtime, programs: { plan_trip: planTrip }, store });
+    await openPage();
+    const id = await runFromPage();
+    const dialog = page.locator("#question-dialog");
+    await dialog.locator("#question-text", { hasText: "Which style of trip to Lisbon?" }).waitFor(UI_WAIT);
+
+    // Stopped while the question waits, started again on the same port and store: the page reconnects by itself.
+    const { port } = served.dispatcher;
+    await served.dispatcher.close();
+    await page.locator("#connection[data-state='closed']").waitFor(UI_WAIT);
+    const restarted = await createDispatcher({ runtime, programs: { plan_trip: planTrip }, db: store.db, port });
+    onCleanup(() => restarted.close());
+    await page.locator("#connection[data-state='open']").waitFor(UI_WAIT);
+    // A page opened after the restart knows nothing of the question but what the dispatcher finds on disk.
+    await page.close();
+    await openPage(`/?session=${id}`);
+    const shown = page.locator("#question-dialog");
+    await shown.locator("#question-text", { hasText: "Which style of trip to Lisbon?" }).waitFor(UI_WAIT);
+    await expect.poll(() => shown.getAttribute("open"), UI_WAIT).not.toBeNull();
+    expect(await page.locator("#resume-turn").isVisible()).toBe(false);
+
+    await shown.getByRole("button", { name: "budget" }).click();
+    await page.locator("#run-result", { hasText: "A plan for: Plan a budget trip to Lisbon." }).waitFor(UI_WAIT);
+    await expect.poll(() => shown.getAttribute("open"), UI_WAIT).toBeNull();
+    await page
+      .locator("#call-tree li", { hasText: "ask_user: Which style" })
+      .locator(".status-answered")
+      .waitFor(UI_WAIT);
+    expect(model.requests).toHaveLength(2);
+    const asks = (await store.db.loadNodes(id)).filter((node) => node.name === "ask_user");
+    expect(asks.map((node) => [node.metadata.status, node.output])).toEqual([["answered", "budget"]]);
+    expect(pageErrors).toEqual([]);
   });
 });

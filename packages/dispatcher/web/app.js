@@ -16,7 +16,10 @@ const state = {
   shownQuestion: null,
   programs: [],
   pendingNewSession: null,
-  lastRunRef: null,
+  // Frames (run, resume, an answer that resumes a stopped turn) whose turn's result the page shows.
+  resultRefs: new Set(),
+  // The stopped turn a `resume` would continue (session_detail.resumable), or null.
+  resumable: null,
   reconnectDelay: 500,
   reconnectTimer: null,
   nextRef: 1,
@@ -146,7 +149,9 @@ function handle(frame) {
     case "turn_done":
       if (frame.session_id === state.sessionId) {
         setBusy(false);
-        if (frame.client_msg_id !== undefined && frame.client_msg_id === state.lastRunRef) showRunResult(frame.result);
+        if (frame.client_msg_id !== undefined && state.resultRefs.has(frame.client_msg_id)) showRunResult(frame.result);
+        // What a Continue would do now (nothing, usually).
+        send({ type: "get_session", session_id: frame.session_id });
       }
       send({ type: "list_sessions" });
       return;
@@ -154,8 +159,10 @@ function handle(frame) {
       if (frame.session_id === state.sessionId) {
         setBusy(false);
         showError(
-          `The turn ${frame.error.code === "cancelled" ? "was cancelled" : "failed"}: ${frame.error.message} (${frame.error.code})`,
+          `The turn ${frame.error.code === "cancelled" ? "was cancelled" : "failed"}: ${frame.error.message} (${errorLabel(frame.error)})`,
         );
+        // A stopped turn can be continued: ask what a Continue would resume.
+        send({ type: "get_session", session_id: frame.session_id });
       }
       send({ type: "list_sessions" });
       return;
@@ -170,6 +177,7 @@ function handle(frame) {
     case "session_detail":
       if (frame.session_id !== state.sessionId) return;
       state.nodes = new Map(frame.nodes.map((node) => [node.id, node]));
+      state.resumable = frame.resumable ?? null;
       setStatus(frame.session.status);
       setBusy(frame.busy);
       return scheduleRender();
@@ -186,6 +194,11 @@ function handle(frame) {
       if (frame.action === "answer" || frame.action === "decline") {
         $("question-error").textContent = frame.message;
         $("question-error").hidden = false;
+        return;
+      }
+      if (frame.action === "resume") {
+        showError(`${frame.message} (${frame.code})`);
+        send({ type: "get_session", session_id: state.sessionId });
         return;
       }
       if (frame.action === "run") {
@@ -208,6 +221,7 @@ function selectSession(sessionId, { fresh = false } = {}) {
   state.nodes = new Map();
   state.streams = new Map();
   state.status = "";
+  state.resumable = null;
   const params = new URLSearchParams(location.search);
   if (sessionId) params.set("session", sessionId);
   else params.delete("session");
@@ -260,8 +274,17 @@ function setStatus(status) {
 function setBusy(busy) {
   state.busy = busy;
   $("stop-turn").hidden = !busy;
+  renderResumable();
   $("chat-send").disabled = busy;
   $("run-submit").disabled = busy;
+}
+
+/** The Continue button: offered for a turn that stopped short (one waiting for an answer shows its question instead). */
+function renderResumable() {
+  const turn = state.resumable;
+  const offered = Boolean(turn) && !state.busy && turn.question_id === null;
+  $("resume-turn").hidden = !offered;
+  $("resume-turn").title = offered ? `Continue ${turn.name} (${turn.status}) where it stopped` : "";
 }
 
 // ---- conversation and call tree -----------------------------------------------
@@ -407,13 +430,26 @@ function showNextQuestion() {
       const button = document.createElement("button");
       button.type = "button";
       button.textContent = choice;
-      button.addEventListener("click", () => send({ type: "answer", question_id: next.question_id, value: choice }));
+      button.addEventListener("click", () => answerQuestion(next, choice));
       return button;
     }),
   );
   $("question-free").hidden = Array.isArray(next.choices) && next.choices.length > 0;
   $("question-answer").value = "";
   if (!dialog.open) dialog.showModal();
+}
+
+/** Answers with the question's session: a question asked before a restart then resumes its turn. */
+function answerQuestion(question, value) {
+  const ref = newRef();
+  state.resultRefs.add(ref);
+  send({
+    type: "answer",
+    session_id: question.session_id,
+    question_id: question.question_id,
+    value,
+    client_msg_id: ref,
+  });
 }
 
 function closeQuestion() {
@@ -445,6 +481,7 @@ function showProgramDoc() {
 }
 
 function showRunResult(result) {
+  $("run-panel").open = true;
   const element = $("run-result");
   element.textContent = typeof result === "string" ? result : JSON.stringify(result, null, 2);
   element.hidden = false;
@@ -475,6 +512,11 @@ function formatTime(seconds) {
 
 function formatDuration(seconds) {
   return seconds < 1 ? `${Math.round(seconds * 1000)} ms` : `${seconds.toFixed(2)} s`;
+}
+
+/** As the CLI prints it: the code, or the class name of a program's own error (code "error"). */
+function errorLabel(error) {
+  return error.code === "error" && error.name ? error.name : error.code;
 }
 
 function showError(message) {
@@ -527,7 +569,7 @@ $("run-form").addEventListener("submit", (event) => {
     $("run-error").hidden = false;
     return;
   }
-  state.lastRunRef = startTurn({ type: "run", program: $("program-select").value, input });
+  state.resultRefs.add(startTurn({ type: "run", program: $("program-select").value, input }));
 });
 
 $("program-select").addEventListener("change", showProgramDoc);
@@ -542,8 +584,19 @@ $("delete-session").addEventListener("click", () => {
 });
 $("question-form").addEventListener("submit", (event) => {
   event.preventDefault();
-  if (state.shownQuestion)
-    send({ type: "answer", question_id: state.shownQuestion, value: $("question-answer").value });
+  const question = state.questions.get(state.shownQuestion);
+  if (question) answerQuestion(question, $("question-answer").value);
+});
+$("resume-turn").addEventListener("click", () => {
+  if (!state.sessionId || !state.resumable) return;
+  hideError();
+  $("run-result").hidden = true;
+  const ref = newRef();
+  state.resultRefs.add(ref);
+  if (send({ type: "resume", session_id: state.sessionId, client_msg_id: ref })) {
+    state.resumable = null;
+    setBusy(true);
+  }
 });
 $("question-decline").addEventListener("click", () => {
   if (state.shownQuestion) send({ type: "decline", question_id: state.shownQuestion });

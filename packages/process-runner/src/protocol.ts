@@ -26,6 +26,8 @@ export interface StartMessage {
 export interface AbortMessage {
   type: "abort";
   reason: string;
+  /** The parent's turn is suspended, not cancelled (a server shutting down): a question waiting stays waiting. */
+  suspend?: boolean;
 }
 
 /** The parent's asker answered (or failed to answer) a relayed question. */

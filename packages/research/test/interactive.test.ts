@@ -110,8 +110,10 @@ describe("interactive: choose_idea asks the user, with the ideas as choices", ()
     expect(fixture.server.requests).toHaveLength(0);
     expect(await listSessions({ db: fixture.store.db })).toHaveLength(0);
 
-    // The same through researchAgent in a context without an asker (the node records why).
+    // The same through researchAgent in a context without an asker, in a session that exists (a refused
+    // run's new session is removed), where the node records why.
     const workDir = fixture.workDir();
+    await sessionContext({ db: fixture.store.db, sessionId: "research_noasker" }, async () => null);
     const direct = await sessionContext(
       { db: fixture.store.db, runtime: fixture.runtime, sessionId: "research_noasker", asker: null },
       () => researchAgent({ task: TASK, workDir, interactive: true }),

@@ -247,6 +247,8 @@ describe("researchAgent called directly, as the dispatcher registers it", () => 
   it("refuses a work dir inside the session store before any model call", async () => {
     fixture = await startResearchFixture(researchModel());
     const store = fixture.store;
+    // An existing session keeps the refused turn's record (a new one would be removed: nothing ran).
+    await sessionContext({ db: store.db, sessionId: "research_store" }, async () => null);
     const error = await sessionContext({ db: store.db, runtime: fixture.runtime, sessionId: "research_store" }, () =>
       researchAgent({ task: TASK, workDir: join(store.root, "research_store", "workdir") }),
     ).catch((caught: unknown) => caught);

@@ -188,8 +188,8 @@ export class RuntimeMissingError extends OpenProgramError {
       "No model provider is configured" +
         (detail ? ` (${detail})` : "") +
         ". Set OPENPROGRAM_PROVIDER to openai, anthropic or scripted (with OPENAI_API_KEY / " +
-        "OPENAI_BASE_URL, ANTHROPIC_API_KEY, or OPENPROGRAM_SCRIPT), or write " +
-        '$OPENPROGRAM_HOME/config.json with a "provider" field.',
+        'OPENAI_BASE_URL, ANTHROPIC_API_KEY, or OPENPROGRAM_SCRIPT), or put a "provider" field in the ' +
+        "project's openprogram.config.json or in $OPENPROGRAM_HOME/config.json (`openprogram config` shows what is set).",
     );
   }
 }

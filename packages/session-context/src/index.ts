@@ -77,7 +77,11 @@ export { createRuntime, type ProviderRuntimeConfig } from "./runtime/create-runt
 export {
   configPath,
   DEFAULT_MODELS,
+  findProjectConfig,
+  LOCAL_OPENAI_SERVERS,
+  PROJECT_CONFIG_FILE,
   resolveRuntimeConfig,
+  type ConfigSources,
   type ProviderName,
   type ResolvedRuntimeConfig,
   type RuntimeConfig,
@@ -157,6 +161,7 @@ export {
   type ResumeTurnOptions,
 } from "./turns/resume-turn.js";
 export { answerQuestion, type AnswerQuestionOptions, type AnsweredQuestion } from "./turns/answer-question.js";
+export { routeAnswer, type AnswerRoute, type RouteAnswerOptions } from "./turns/route-answer.js";
 export {
   describeTurn,
   findResumableTurn,

@@ -134,10 +134,22 @@ describe("askUser", () => {
     expect((await store.db.getSession(sessionId))?.status).toBe("idle");
   });
 
-  it("no asker: records the failure on the node and raises AskUserUnavailableError", async () => {
-    const { error, question } = await run(null);
+  it("no asker: raises AskUserUnavailableError; a new session it refused is removed, a continued one records it", async () => {
+    let sessionId = "";
+    const error = await sessionContext({ db: store.db, asker: null }, (session) => {
+      sessionId = session.sessionId;
+      return choose({ options: {} });
+    }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(AskUserUnavailableError);
     expect((error as Error).message).toContain("--answers");
+    expect(await store.db.getSession(sessionId)).toBeNull();
+
+    await sessionContext({ db: store.db, sessionId: "continued" }, async () => "an earlier turn");
+    const failed = await sessionContext({ db: store.db, sessionId: "continued", asker: null }, () =>
+      choose({ options: {} }),
+    ).catch((caught: unknown) => caught);
+    expect(failed).toBeInstanceOf(AskUserUnavailableError);
+    const question = (await store.db.loadNodes("continued")).find((node) => node.name === "ask_user");
     expect(question?.metadata).toMatchObject({ status: "failed", error: { code: "ask_user_unavailable" } });
   });
 

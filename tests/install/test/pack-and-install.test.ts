@@ -1,7 +1,11 @@
-// Issue 9: every package packs to a tarball with no workspace-only references,
-// installs with plain npm into an empty prefix, and works from a directory
-// outside the repository: --version, --help, run of a .mjs program that
-// imports its own install of the core, and serve answering on its port.
+// Issues 9 and 17: the root README's "Use it in your own project", step by
+// step: `npm run pack:all` writes one tarball per package (its last step,
+// scripts/pack-all.mjs, is run here; the bootstrap before it only installs the
+// workspace this test already runs in), `npm install` of them in a new
+// project, `npx openprogram init`, `npx openprogram run program.mts`; npx from
+// the tarballs alone; `npm pack` of a package installs with plain npm; and
+// the installed binary works outside the repository (--version, --help, a .mjs
+// program importing its own install of the core, serve on its port).
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -42,10 +46,10 @@ const repo = fileURLToPath(new URL("../../../", import.meta.url));
 const PACKAGES = ["session-context", "dispatcher", "process-runner", "research", "cli"];
 const work = mkdtempSync(join(tmpdir(), "openprogram-install-"));
 const tarballs = join(work, "tarballs");
-const prefix = join(work, "prefix");
+const project = join(work, "my-project");
 const outside = join(work, "elsewhere");
 const home = join(work, "home");
-const bin = join(prefix, "node_modules", ".bin", "openprogram");
+const bin = join(project, "node_modules", ".bin", "openprogram");
 /**
  * Plain npm and node, with the machine's own settings (certificates, proxies,
  * the npm cache) but none of OpenProgram's: no workspace, no inherited
@@ -72,17 +76,18 @@ function tarballOf(name: string): string {
 }
 
 beforeAll(async () => {
-  for (const dir of [tarballs, prefix, outside, home]) mkdirSync(dir, { recursive: true });
-  for (const name of PACKAGES)
-    await run("pnpm", ["pack", "--pack-destination", tarballs], {
-      cwd: join(repo, "packages", name),
-      env: process.env,
-    });
-  await run(
-    "npm",
-    ["install", "--prefix", prefix, "--no-package-lock", "--loglevel=error", ...PACKAGES.map(tarballOf)],
-    { cwd: outside, env, timeout: 300_000 },
-  );
+  for (const dir of [project, outside, home]) mkdirSync(dir, { recursive: true });
+  const packed = await run(process.execPath, [join(repo, "scripts", "pack-all.mjs"), tarballs], {
+    cwd: repo,
+    env: process.env,
+  });
+  expect(packed.stdout).toContain(`npm install ${PACKAGES.map(tarballOf).join(" ")}`);
+  // As the README says: npm install of the tarballs in the project (which writes its package.json).
+  await run("npm", ["install", "--loglevel=error", ...PACKAGES.map(tarballOf)], {
+    cwd: project,
+    env,
+    timeout: 300_000,
+  });
 }, 360_000);
 
 describe("packed tarballs", () => {
@@ -105,6 +110,52 @@ describe("packed tarballs", () => {
   });
 });
 
+describe("the README's steps", () => {
+  it("init then run in the project, with its own install of the packages", async () => {
+    const init = await run("npx", ["openprogram", "init"], { cwd: project, env });
+    expect(init.stdout).toContain("Kept the package.json already there.");
+    const answers = join(work, "init-answers.json");
+    writeFileSync(answers, JSON.stringify(["experts"]));
+    const result = await run(
+      "npx",
+      ["openprogram", "run", "program.mts", "--input", '{"topic":"tide pools"}', "--answers", answers, "--json"],
+      { cwd: project, env },
+    );
+    const replies = JSON.parse(readFileSync(join(project, "replies.json"), "utf8")) as string[];
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: true, result: { angle: replies[0], opening: replies[1] } });
+  });
+
+  it("npx runs the CLI from the tarballs alone, in an empty directory", async () => {
+    const empty = join(work, "empty");
+    mkdirSync(empty);
+    const packages = PACKAGES.flatMap((name) => ["-p", tarballOf(name)]);
+    const version = await run("npx", ["-y", ...packages, "openprogram", "--version"], {
+      cwd: empty,
+      env,
+      timeout: 300_000,
+    });
+    expect(version.stdout.trim()).toBe(
+      (JSON.parse(readFileSync(join(repo, "packages/cli/package.json"), "utf8")) as { version: string }).version,
+    );
+  });
+
+  it("npm pack of a package gives plain version ranges for every runtime dependency", async () => {
+    const npmPacks = join(work, "npm-packs");
+    mkdirSync(npmPacks);
+    for (const name of PACKAGES) {
+      await run("npm", ["pack", "--pack-destination", npmPacks, "--loglevel=error"], {
+        cwd: join(repo, "packages", name),
+        env,
+      });
+      const file = join(npmPacks, readdirSync(npmPacks).find((entry) => entry.includes(`-${name}-`)) as string);
+      const { stdout } = await run("tar", ["-xzOf", file, "package/package.json"], { cwd: work });
+      const manifest = JSON.parse(stdout) as { dependencies?: Record<string, string> };
+      for (const [dependency, range] of Object.entries(manifest.dependencies ?? {}))
+        expect(range, `${name} → ${dependency}`).toMatch(/^\^\d+\.\d+\.\d+$/);
+    }
+  });
+});
+
 describe("the installed openprogram, outside the repository", () => {
   it("prints its version and its help", async () => {
     const version = await run(bin, ["--version"], { cwd: outside, env });
@@ -114,7 +165,9 @@ describe("the installed openprogram, outside the repository", () => {
     const help = await run(bin, ["--help"], { cwd: outside, env });
     for (const command of ["run", "chat", "research", "sessions", "serve"]) expect(help.stdout).toContain(command);
     expect(
-      readFileSync(join(prefix, "node_modules/@openprogram/cli/dist/bin.js"), "utf8").startsWith("#!/usr/bin/env node"),
+      readFileSync(join(project, "node_modules/@openprogram/cli/dist/bin.js"), "utf8").startsWith(
+        "#!/usr/bin/env node",
+      ),
     ).toBe(true);
   });
 

@@ -14,6 +14,7 @@ import {
   createRuntime,
   createScriptedAsker,
   isAgenticFunction,
+  serializeError,
   SessionDB,
   sessionContext,
   type AgenticFunction,
@@ -48,6 +49,26 @@ export interface StepOutcome {
   result: unknown;
   /** The text each llm node streamed to the entry's client, by node id (entries that stream to a client). */
   streamed?: Record<string, string>;
+}
+
+/** A step's failure as its entry reported it: the same three fields everywhere (issue 17 §5). */
+export interface ReportedFailure {
+  code: string;
+  name: string;
+  message: string;
+}
+
+/** Thrown by every entry's runner when the step failed, carrying what that entry reported. */
+export class StepFailure extends Error {
+  constructor(readonly failure: ReportedFailure) {
+    super(`step failed: [${failure.code}/${failure.name}] ${failure.message}`);
+  }
+}
+
+/** In-process and child-process failures are the thrown errors themselves. */
+function rethrowAsStepFailure(error: unknown): never {
+  const { code, name, message } = serializeError(error);
+  throw new StepFailure({ code, name, message });
 }
 
 /** Everything one entry recorded over a scenario. */
@@ -142,7 +163,7 @@ async function runInProcess(workspace: Workspace, step: Step, sessionId: string 
       ...(sessionId ? { sessionId } : {}),
     },
     async (session) => ({ sessionId: session.sessionId, created: session.created, result: await fn(step.input) }),
-  );
+  ).catch(rethrowAsStepFailure);
 }
 
 async function runThroughChild(workspace: Workspace, step: Step, sessionId: string | undefined): Promise<StepOutcome> {
@@ -165,7 +186,7 @@ async function runThroughChild(workspace: Workspace, step: Step, sessionId: stri
         env: workspace.env,
       }).result,
     }),
-  );
+  ).catch(rethrowAsStepFailure);
 }
 
 async function runThroughCli(workspace: Workspace, step: Step, sessionId: string | undefined): Promise<StepOutcome> {
@@ -181,9 +202,15 @@ async function runThroughCli(workspace: Workspace, step: Step, sessionId: string
     "--json",
   ];
   if (sessionId) args.push("--session", sessionId);
-  const parsed = await runCliJson<{ session_id: string; created: boolean; result: unknown }>(args, {
-    env: workspace.env,
-  });
+  const { code, stdout, stderr } = await runCli(args, { env: workspace.env });
+  const parsed = (() => {
+    try {
+      return JSON.parse(stdout) as { session_id: string; created: boolean; result: unknown; error?: ReportedFailure };
+    } catch {
+      throw new Error(`openprogram run exited ${code} without its --json line:\n${stderr}\n${stdout}`);
+    }
+  })();
+  if (parsed.error) throw new StepFailure(parsed.error);
   return { sessionId: parsed.session_id, created: parsed.created, result: parsed.result };
 }
 
@@ -236,7 +263,8 @@ export async function turnOverWebSocket(
         for (const frame of client.frames)
           if (frame.type === "delta") streamed[frame.node_id] = client.deltaText(frame.node_id);
         return { sessionId: announced.session_id, created: announced.created, result: received.result, streamed };
-      } else throw new Error(`dispatcher: ${JSON.stringify(received)}`);
+      } else if (received.type === "turn_failed") throw new StepFailure(received.error as ReportedFailure);
+      else throw new Error(`dispatcher: ${JSON.stringify(received)}`);
     }
   } finally {
     client.close();

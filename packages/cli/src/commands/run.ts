@@ -1,10 +1,4 @@
-import {
-  moduleProgramRef,
-  type Asker,
-  type ErrorCode,
-  type Runtime,
-  type SessionHandle,
-} from "@openprogram/session-context";
+import { moduleProgramRef, type Asker, type Runtime } from "@openprogram/session-context";
 import { chooseAsker } from "../asker.js";
 import { interruptOnSignals } from "../cancellation.js";
 import type { CommandContext } from "../command-context.js";
@@ -13,14 +7,14 @@ import { EXIT_CODES } from "../exit-codes.js";
 import { readProgramInput, type InputFlags } from "../input.js";
 import { isTerminal } from "../io.js";
 import { loadProgram } from "../load-program.js";
-import { sessionLine, summarizeError, writeLine } from "../output.js";
+import { sessionLine, writeLine } from "../output.js";
 import { parseProgramSpec } from "../program-spec.js";
 import { combineSinks, createProgressPrinter } from "../progress.js";
 import { createEventLines } from "../event-lines.js";
 import { createStreamingLine } from "../streaming-line.js";
 import { reportFailure } from "../report.js";
 import { formatResultSafely, jsonLineWithResult } from "../result-output.js";
-import { discardIfEmpty, runTurn } from "../run-turn.js";
+import { runTurn } from "../run-turn.js";
 import { configuredRuntime } from "../runtime.js";
 import { selectSession, type SessionFlags } from "../session-selection.js";
 
@@ -55,9 +49,6 @@ interface PreparedRun {
   /** How the turn records the program, so `openprogram resume` finds it again. */
   programRef: string;
 }
-
-/** Error codes with which the process runner refuses a module before running it. */
-const CHILD_SETUP_CODES: ReadonlySet<string> = new Set<ErrorCode>(["invalid_input", "not_agentic_function"]);
 
 /**
  * `openprogram run <module>[#export]`: validates everything first (session,
@@ -96,13 +87,11 @@ export async function runCommand(programArgument: string, flags: RunFlags, conte
       () => execute(input),
     );
     if (!outcome.ok) {
-      const refusedByChild = flags.isolate === true && CHILD_SETUP_CODES.has(summarizeError(outcome.error).code);
-      let handle: SessionHandle | null = outcome.handle;
-      if (refusedByChild && handle && (await discardIfEmpty(handle))) handle = null;
+      // A refused run (no provider, no asker, a module the child refused) left no session: the core removed it.
       return reportFailure(context, outcome.error, {
         json,
-        during: outcome.handle === null || refusedByChild ? "setup" : "run",
-        handle,
+        during: outcome.handle === null || outcome.handle.discarded ? "setup" : "run",
+        handle: outcome.handle,
         interruptedExitCode: interruption.exitCode(),
       });
     }

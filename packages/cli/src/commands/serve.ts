@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { ServedProgram, ServeFlags, ServeOptions } from "@openprogram/dispatcher";
-import { InvalidInputError } from "@openprogram/session-context";
+import { InvalidInputError, moduleProgramRef } from "@openprogram/session-context";
 import type { CommandContext, CommandResult } from "../command-context.js";
 import type { CliIo } from "../io.js";
 import { loadDispatcher, loadProcessRunner, loadResearch } from "../contracts.js";
@@ -46,10 +46,11 @@ export async function serveCommand(flags: ServeCommandFlags, context: CommandCon
   try {
     const dispatcher = await loadDispatcher();
     const config = dispatcher.resolveServeConfig(serveFlags(flags), context.io.env);
-    const programs = await loadPrograms(flags, context.io);
+    const { programs, programRefs } = await loadPrograms(flags, context.io);
     const options: ServeOptions = {
       ...config,
       programs,
+      programRefs,
       ...(flags.logFormat !== undefined ? { logFormat: flags.logFormat } : {}),
     };
     await dispatcher.serve(options);
@@ -71,13 +72,22 @@ function serveFlags(flags: ServeCommandFlags): ServeFlags {
   };
 }
 
-async function loadPrograms(flags: ServeCommandFlags, io: CliIo): Promise<Record<string, ServedProgram>> {
+/**
+ * The served programs, and the ref each module's turns record: the one
+ * `openprogram run` records for the same module, so either entry continues
+ * the other's turns (`resume`, `openprogram answer`).
+ */
+async function loadPrograms(
+  flags: ServeCommandFlags,
+  io: CliIo,
+): Promise<{ programs: Record<string, ServedProgram>; programRefs: Record<string, string> }> {
   const { cwd } = io;
   const research = await loadResearch();
   // The network chooses the task, never the work dir: research artifacts go to ./research/<session id> of the server.
   const programs: Record<string, ServedProgram> = {
     [RESEARCH_PROGRAM]: research.researchProgram({ workDirRoot: join(cwd, "research") }),
   };
+  const programRefs: Record<string, string> = {};
   const origins: Record<string, string> = { [RESEARCH_PROGRAM]: "the built-in research program" };
   const runner = flags.isolate ? await loadProcessRunner() : null;
   for (const raw of programSpecs(flags, io.env)) {
@@ -91,6 +101,7 @@ async function loadPrograms(flags: ServeCommandFlags, io: CliIo): Promise<Record
       );
     }
     origins[name] = `--program ${raw}`;
+    programRefs[name] = moduleProgramRef(spec.modulePath, program.exportName);
     programs[name] = runner
       ? runner.isolatedProgram({
           module: spec.modulePath,
@@ -100,7 +111,7 @@ async function loadPrograms(flags: ServeCommandFlags, io: CliIo): Promise<Record
         })
       : program.fn;
   }
-  return programs;
+  return { programs, programRefs };
 }
 
 /**

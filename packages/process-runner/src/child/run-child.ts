@@ -1,4 +1,10 @@
-import { openStore, readContextCarrier, serializeError, sessionContext } from "@openprogram/session-context";
+import {
+  openStore,
+  readContextCarrier,
+  serializeError,
+  sessionContext,
+  TurnSuspendedError,
+} from "@openprogram/session-context";
 import type { ParentChannel } from "./parent-channel.js";
 import { loadProgram } from "./load-program.js";
 import { createRelayAsker } from "./relay-asker.js";
@@ -16,7 +22,7 @@ export async function runChild(channel: ParentChannel): Promise<never> {
   channel.onMessage((message) => {
     switch (message.type) {
       case "abort":
-        controller.abort(message.reason);
+        controller.abort(message.suspend === true ? new TurnSuspendedError(message.reason) : message.reason);
         return;
       case "answer":
         asker?.answer(message);

@@ -5,6 +5,7 @@ import {
   currentAsker,
   currentSession,
   currentSignal,
+  isSuspension,
   recordAbandonedNodes,
   relaySessionEvent,
   type SessionNode,
@@ -125,13 +126,19 @@ export class ChildSupervisor<T> {
           : typeof reason === "string"
             ? reason
             : "the parent's turn was cancelled",
+      // A suspended turn (the server stops) suspends the child too: its waiting question stays on disk.
+      suspend: isSuspension(reason),
     });
   };
 
   private requestStop(request: StopRequest): void {
     if (this.exited || this.stopRequest || this.pid === undefined) return;
     this.stopRequest = request;
-    this.send({ type: "abort", reason: request.reason });
+    this.send({
+      type: "abort",
+      reason: request.reason,
+      ...(request.kind === "stop" && request.suspend === true ? { suspend: true } : {}),
+    });
     this.timers.push(setTimeout(() => this.kill(), this.plan.graceMs));
   }
 

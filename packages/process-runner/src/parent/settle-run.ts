@@ -17,7 +17,7 @@ export type ReportedOutcome =
 
 /** Why the parent ended the child, if it did. */
 export type StopRequest =
-  | { kind: "stop"; reason: string }
+  | { kind: "stop"; reason: string; suspend?: boolean }
   | { kind: "timeout"; reason: string; timeoutMs: number }
   | { kind: "failure"; reason: string; error: unknown };
 

@@ -1,4 +1,5 @@
-import { SessionNotFoundError } from "../errors.js";
+import { isSuspension, SessionNotFoundError } from "../errors.js";
+import { isPendingQuestion } from "../store/abandoned-turn.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import { isUnfinished, type NodeStatus } from "../store/node-status.js";
 import type { SessionNode } from "../store/types.js";
@@ -25,7 +26,10 @@ export function relaySessionEvent(event: SessionEvent): void {
 /**
  * Records every listed node that is still unfinished (running, waiting) with
  * `status` (e.g. "killed" after a child process was killed), through the
- * current context so the change is streamed too. Returns the nodes changed.
+ * current context so the change is streamed too. While the turn is
+ * suspended (its signal aborted with TurnSuspendedError: a server shutting
+ * down) a question still waiting stays waiting, so answering it later resumes
+ * the turn. Returns the nodes changed.
  */
 export async function recordAbandonedNodes(
   nodeIds: readonly string[],
@@ -34,10 +38,11 @@ export async function recordAbandonedNodes(
   const context = requireContext("recordAbandonedNodes()");
   if (!context.db.hasSession(context.sessionId)) throw new SessionNotFoundError(context.sessionId);
   const wanted = new Set(nodeIds);
+  const suspended = context.signal.aborted && isSuspension(context.signal.reason);
   const nodes = context.db.snapshotSync(context.sessionId).ordered;
   const changed: SessionNode[] = [];
   for (const node of nodes) {
-    if (!wanted.has(node.id) || !isUnfinished(node)) continue;
+    if (!wanted.has(node.id) || !isUnfinished(node) || (suspended && isPendingQuestion(node))) continue;
     changed.push(await context.writer.update(node.id, { metadata: { status, [`${status}_at`]: nowSeconds() } }));
   }
   return changed;

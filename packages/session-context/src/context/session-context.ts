@@ -8,6 +8,7 @@ import type { SessionDB } from "../store/session-db.js";
 import type { SessionStatus } from "../store/types.js";
 import { checkTurnProgram } from "../turns/program-ref.js";
 import { readContextCarrier, remoteTurnOf, type ContextCarrier } from "./carrier.js";
+import { discardRefusedSession } from "./refused-turn.js";
 import type { SessionEvent, SessionEventSink } from "./events.js";
 import { activeContext, runWithContext } from "./storage.js";
 import {
@@ -111,7 +112,17 @@ export async function sessionContext<T>(
     beginTurn,
     setStatus,
   });
-  const handle: SessionHandle = Object.freeze({ db, sessionId, runtime, turnId: turn.turnId, created });
+  const removal = { discarded: false };
+  const handle: SessionHandle = Object.freeze({
+    db,
+    sessionId,
+    runtime,
+    turnId: turn.turnId,
+    created,
+    get discarded() {
+      return removal.discarded;
+    },
+  });
 
   const endsTurn = !joinsOuter && turn.owner;
   let outcome: { ok: true; value: T } | { ok: false; error: unknown };
@@ -132,6 +143,7 @@ export async function sessionContext<T>(
       });
     }
   }
+  if (!outcome.ok && created && endsTurn) removal.discarded = await discardRefusedSession(db, sessionId, outcome.error);
   if (!outcome.ok) throw outcome.error;
   return outcome.value;
 }

@@ -119,4 +119,10 @@ export interface SessionHandle {
   readonly turnId: string;
   /** True when this call created the session. */
   readonly created: boolean;
+  /**
+   * True once the turn has ended refused (no provider, no asker, input or
+   * program refused) before recording anything worth keeping, in a session
+   * this call created: the session was deleted, as if the run never started.
+   */
+  readonly discarded: boolean;
 }

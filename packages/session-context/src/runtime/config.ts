@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, statSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ProviderConfigError } from "../errors.js";
 import type { ScriptEntry } from "../providers/scripted.js";
 import { openProgramHome } from "../store/default-root.js";
@@ -24,13 +24,20 @@ export interface RuntimeConfig {
   maxRetries?: number;
 }
 
+/** Where each setting came from: a variable's name, "openprogram.config.json", "config.json" or "default". */
+export type ConfigSources = Partial<Record<keyof RuntimeConfig, string>>;
+
 /** Where a resolved configuration came from, for messages like `openprogram serve`'s banner. */
 export interface ResolvedRuntimeConfig {
   config: RuntimeConfig | null;
-  /** e.g. "OPENPROGRAM_PROVIDER", "OPENAI_API_KEY", "config.json", "none". */
+  /** Where the provider came from: e.g. "OPENPROGRAM_PROVIDER", "OPENAI_API_KEY", "config.json", "none". */
   origin: string;
   /** True when the configuration says "no provider" on purpose (OPENPROGRAM_PROVIDER=none). */
   explicitlyNone: boolean;
+  /** Where every setting in `config` came from. */
+  sources: ConfigSources;
+  /** The files read: the project's (null when none was found) and the user's (which may not exist). */
+  files: { project: string | null; user: string };
 }
 
 /** Default model per provider when OPENPROGRAM_MODEL is not set. */
@@ -44,34 +51,60 @@ interface FileConfig extends Partial<Omit<RuntimeConfig, "provider">> {
   provider?: string;
 }
 
+/** The file a project keeps its configuration in, found by walking up from the working directory. */
+export const PROJECT_CONFIG_FILE = "openprogram.config.json";
+
 /**
- * The runtime configuration from the environment, over `$OPENPROGRAM_HOME/config.json`.
- * Never depends on the entry point. Variables: OPENPROGRAM_PROVIDER,
- * OPENPROGRAM_MODEL, OPENAI_BASE_URL, OPENAI_API_KEY, ANTHROPIC_API_KEY,
- * ANTHROPIC_BASE_URL, OPENPROGRAM_SCRIPT, OPENPROGRAM_SCRIPT_LOG,
- * OPENPROGRAM_MAX_RETRIES, OPENPROGRAM_MAX_TOKENS.
+ * Names of local OpenAI-compatible servers accepted as providers, with the
+ * base URL each listens on by default (OPENAI_BASE_URL or the file's baseUrl wins).
  */
-export function resolveRuntimeConfig(env: NodeJS.ProcessEnv = process.env): ResolvedRuntimeConfig {
-  const file = readConfigFile(env);
+export const LOCAL_OPENAI_SERVERS: Record<string, string> = {
+  ollama: "http://localhost:11434/v1",
+  vllm: "http://localhost:8000/v1",
+  lmstudio: "http://localhost:1234/v1",
+};
+
+/**
+ * The runtime configuration from the environment, over the project's
+ * `openprogram.config.json` (the nearest one from `cwd` up), over
+ * `$OPENPROGRAM_HOME/config.json`. Never depends on the entry point.
+ * Variables: OPENPROGRAM_PROVIDER, OPENPROGRAM_MODEL, OPENAI_BASE_URL,
+ * OPENAI_API_KEY, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENPROGRAM_SCRIPT,
+ * OPENPROGRAM_SCRIPT_LOG, OPENPROGRAM_MAX_RETRIES, OPENPROGRAM_MAX_TOKENS.
+ */
+export function resolveRuntimeConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): ResolvedRuntimeConfig {
+  const project = findProjectConfig(cwd);
+  const projectFile = project ? readConfigFile(project) : {};
+  const userFile = readConfigFile(configPath(env));
+  const file: FileConfig = { ...userFile, ...projectFile };
+  const files = { project, user: configPath(env) };
+  const fileName = (key: keyof FileConfig): string =>
+    project && projectFile[key] !== undefined ? PROJECT_CONFIG_FILE : "config.json";
   const explicit = nonEmpty(env.OPENPROGRAM_PROVIDER) ?? file.provider;
+  const explicitOrigin = env.OPENPROGRAM_PROVIDER ? "OPENPROGRAM_PROVIDER" : fileName("provider");
   if (explicit === "none")
-    return {
-      config: null,
-      origin: env.OPENPROGRAM_PROVIDER ? "OPENPROGRAM_PROVIDER" : "config.json",
-      explicitlyNone: true,
-    };
+    return { config: null, origin: explicitOrigin, explicitlyNone: true, sources: { provider: explicitOrigin }, files };
   let provider: ProviderName;
   let origin: string;
+  let localBaseUrl: string | undefined;
   if (explicit !== undefined) {
-    if (explicit !== "openai" && explicit !== "anthropic" && explicit !== "scripted") {
-      const variable = env.OPENPROGRAM_PROVIDER ? "OPENPROGRAM_PROVIDER" : configPath(env);
+    localBaseUrl = LOCAL_OPENAI_SERVERS[explicit];
+    if (explicit !== "openai" && explicit !== "anthropic" && explicit !== "scripted" && localBaseUrl === undefined) {
+      const variable = env.OPENPROGRAM_PROVIDER
+        ? "OPENPROGRAM_PROVIDER"
+        : fileName("provider") === PROJECT_CONFIG_FILE
+          ? (project as string)
+          : configPath(env);
       throw new ProviderConfigError(
         variable,
-        `Unknown provider ${JSON.stringify(explicit)} in ${variable}; use openai, anthropic, scripted or none.`,
+        `Unknown provider ${JSON.stringify(explicit)} in ${variable}; use openai, anthropic, scripted, none, or a local OpenAI-compatible server (${Object.keys(LOCAL_OPENAI_SERVERS).join(", ")}).`,
       );
     }
-    provider = explicit;
-    origin = env.OPENPROGRAM_PROVIDER ? "OPENPROGRAM_PROVIDER" : "config.json";
+    provider = localBaseUrl === undefined ? (explicit as ProviderName) : "openai";
+    origin = explicitOrigin;
   } else if (nonEmpty(env.OPENPROGRAM_SCRIPT)) {
     [provider, origin] = ["scripted", "OPENPROGRAM_SCRIPT"];
   } else if (nonEmpty(env.OPENAI_BASE_URL) || nonEmpty(env.OPENAI_API_KEY)) {
@@ -79,23 +112,76 @@ export function resolveRuntimeConfig(env: NodeJS.ProcessEnv = process.env): Reso
   } else if (nonEmpty(env.ANTHROPIC_API_KEY)) {
     [provider, origin] = ["anthropic", "ANTHROPIC_API_KEY"];
   } else {
-    return { config: null, origin: "none", explicitlyNone: false };
+    return { config: null, origin: "none", explicitlyNone: false, sources: {}, files };
   }
+  // A relative path in the project's file means relative to that file, wherever the command runs.
+  const fromProject = (key: "script" | "scriptLog"): string | undefined => {
+    const value = projectFile[key];
+    return typeof value === "string" && project && !isAbsolute(value) ? resolve(dirname(project), value) : undefined;
+  };
+  const sources: ConfigSources = { provider: origin };
+  /** The first candidate that is set wins, and says where it came from. */
+  const pick = <K extends keyof RuntimeConfig>(
+    key: K,
+    ...candidates: Array<[RuntimeConfig[K] | undefined, string]>
+  ): RuntimeConfig[K] | undefined => {
+    const found = candidates.find(([value]) => value !== undefined);
+    if (found) sources[key] = found[1];
+    return found?.[0];
+  };
+  const fromFile = <K extends keyof FileConfig & keyof RuntimeConfig>(
+    key: K,
+  ): [RuntimeConfig[K] | undefined, string] => [file[key] as RuntimeConfig[K] | undefined, fileName(key)];
+  const baseUrlVariable = provider === "anthropic" ? "ANTHROPIC_BASE_URL" : "OPENAI_BASE_URL";
+  const apiKeyVariable = provider === "anthropic" ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY";
   const config: RuntimeConfig = {
     provider,
-    model: nonEmpty(env.OPENPROGRAM_MODEL) ?? file.model ?? DEFAULT_MODELS[provider],
+    model: pick("model", [nonEmpty(env.OPENPROGRAM_MODEL), "OPENPROGRAM_MODEL"], fromFile("model"), [
+      DEFAULT_MODELS[provider],
+      "default",
+    ]),
     ...definedOnly({
-      baseUrl: baseUrlFor(provider, env) ?? file.baseUrl,
-      apiKey: apiKeyFor(provider, env) ?? file.apiKey,
-      script: nonEmpty(env.OPENPROGRAM_SCRIPT) ?? file.script,
-      scriptLog: nonEmpty(env.OPENPROGRAM_SCRIPT_LOG) ?? file.scriptLog,
-      maxTokens: numberFrom(env, "OPENPROGRAM_MAX_TOKENS") ?? file.maxTokens,
-      temperature: file.temperature,
-      timeoutMs: file.timeoutMs,
-      maxRetries: numberFrom(env, "OPENPROGRAM_MAX_RETRIES") ?? file.maxRetries,
+      baseUrl: pick("baseUrl", [baseUrlFor(provider, env), baseUrlVariable], fromFile("baseUrl"), [
+        localBaseUrl,
+        `${String(explicit)}'s usual address`,
+      ]),
+      apiKey: pick("apiKey", [apiKeyFor(provider, env), apiKeyVariable], fromFile("apiKey")),
+      script: pick(
+        "script",
+        [nonEmpty(env.OPENPROGRAM_SCRIPT), "OPENPROGRAM_SCRIPT"],
+        [fromProject("script"), PROJECT_CONFIG_FILE],
+        fromFile("script"),
+      ),
+      scriptLog: pick(
+        "scriptLog",
+        [nonEmpty(env.OPENPROGRAM_SCRIPT_LOG), "OPENPROGRAM_SCRIPT_LOG"],
+        [fromProject("scriptLog"), PROJECT_CONFIG_FILE],
+        fromFile("scriptLog"),
+      ),
+      maxTokens: pick(
+        "maxTokens",
+        [numberFrom(env, "OPENPROGRAM_MAX_TOKENS"), "OPENPROGRAM_MAX_TOKENS"],
+        fromFile("maxTokens"),
+      ),
+      temperature: pick("temperature", fromFile("temperature")),
+      timeoutMs: pick("timeoutMs", fromFile("timeoutMs")),
+      maxRetries: pick(
+        "maxRetries",
+        [numberFrom(env, "OPENPROGRAM_MAX_RETRIES"), "OPENPROGRAM_MAX_RETRIES"],
+        fromFile("maxRetries"),
+      ),
     }),
   };
-  return { config, origin, explicitlyNone: false };
+  return { config, origin, explicitlyNone: false, sources, files };
+}
+
+/** The nearest `openprogram.config.json` from `cwd` up to the filesystem root, or null. */
+export function findProjectConfig(cwd: string = process.cwd()): string | null {
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    const candidate = join(dir, PROJECT_CONFIG_FILE);
+    if (statSync(candidate, { throwIfNoEntry: false })?.isFile()) return candidate;
+    if (dirname(dir) === dir) return null;
+  }
 }
 
 /** `$OPENPROGRAM_HOME/config.json`. */
@@ -103,8 +189,7 @@ export function configPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(openProgramHome(env), "config.json");
 }
 
-function readConfigFile(env: NodeJS.ProcessEnv): FileConfig {
-  const path = configPath(env);
+function readConfigFile(path: string): FileConfig {
   let raw: string;
   try {
     raw = readFileSync(path, "utf8");

@@ -4,7 +4,7 @@ import { AnthropicProvider } from "../providers/anthropic.js";
 import { OpenAIChatProvider } from "../providers/openai.js";
 import { ScriptedProvider } from "../providers/scripted.js";
 import type { ModelProvider } from "../providers/types.js";
-import { configPath, DEFAULT_MODELS, resolveRuntimeConfig, type RuntimeConfig } from "./config.js";
+import { configPath, DEFAULT_MODELS, findProjectConfig, resolveRuntimeConfig, type RuntimeConfig } from "./config.js";
 import { ModelRuntime } from "./model-runtime.js";
 import type { Runtime } from "./types.js";
 
@@ -20,7 +20,7 @@ let cached: { key: string; runtime: Runtime | null } | null = null;
 
 /**
  * Builds a runtime. With no argument it reads the configuration (environment
- * over `$OPENPROGRAM_HOME/config.json`) and returns null when no provider is
+ * over the project's `openprogram.config.json`, over `$OPENPROGRAM_HOME/config.json`) and returns null when no provider is
  * configured; entries share the result while the configuration is unchanged,
  * so a scripted reply list is consumed once per process, in order.
  */
@@ -106,7 +106,10 @@ const CONFIG_VARIABLES = [
 ];
 
 function configurationKey(): string {
-  const file = statSync(configPath(), { throwIfNoEntry: false });
+  const files = [configPath(), findProjectConfig()].map((path) => {
+    const file = path === null ? undefined : statSync(path, { throwIfNoEntry: false });
+    return file ? `${path}:${file.mtimeMs}:${file.size}` : "-";
+  });
   const values = CONFIG_VARIABLES.map((name) => process.env[name] ?? "");
-  return `${values.join("\u0000")}\u0000${file ? `${file.mtimeMs}:${file.size}` : "-"}`;
+  return [...values, ...files].join("\u0000");
 }

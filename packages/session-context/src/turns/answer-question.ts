@@ -86,7 +86,7 @@ function answeredPatch(node: SessionNode, answer: string, via: string): NodePatc
 }
 
 /** The turn the question belongs to (or the latest turn's, with no id). */
-function turnWaitingFor(db: SessionDB, sessionId: string, questionId: string | undefined): ResumableTurn {
+export function turnWaitingFor(db: SessionDB, sessionId: string, questionId: string | undefined): ResumableTurn {
   const latest = describeTurn({ db, sessionId });
   if (questionId === undefined || latest.question?.questionId === questionId) return latest;
   const nodes = db.nodeMapSync(sessionId);

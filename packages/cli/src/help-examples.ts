@@ -1,0 +1,80 @@
+// Two or three examples at the end of every command's --help, kept in one
+// table so a new command cannot go without (the help test walks every command).
+import type { Command } from "commander";
+
+/** Examples by command path ("" is openprogram itself). */
+export const HELP_EXAMPLES: Record<string, readonly string[]> = {
+  "": [
+    "openprogram init hello && cd hello && openprogram run program.mts",
+    "openprogram chat --provider ollama --model llama3.1",
+    "openprogram sessions list",
+  ],
+  init: ["openprogram init", "openprogram init my-first-program"],
+  config: [
+    "openprogram config",
+    "openprogram config --provider anthropic --json",
+    "openprogram --env-file .env config",
+  ],
+  run: [
+    `openprogram run summarize.ts --input '{"text":"..."}'`,
+    "openprogram run agents.mjs#plan --input-file plan.json --session session_0123456789 --json",
+    "openprogram run program.mts --answers answers.json --provider ollama --model llama3.1",
+  ],
+  resume: ["openprogram resume session_0123456789", "openprogram resume session_0123456789 --turn <turn_id> --json"],
+  answer: [
+    "openprogram answer session_0123456789 experts",
+    "openprogram answer session_0123456789 2 --question <node_id>",
+  ],
+  chat: [
+    "openprogram chat",
+    'openprogram chat --session session_0123456789 --system "Answer in French."',
+    "openprogram chat --json < questions.txt",
+  ],
+  research: [
+    'openprogram research "How do agents recover from tool errors?"',
+    'openprogram research "..." --interactive --work-dir ./paper',
+    'openprogram research "..." --session session_0123456789   # continues a run that failed',
+  ],
+  sessions: ["openprogram sessions list --limit 10", "openprogram sessions tree session_0123456789"],
+  "sessions list": ["openprogram sessions list", "openprogram sessions list --all --json"],
+  "sessions show": [
+    "openprogram sessions show session_0123456789",
+    "openprogram sessions show session_0123456789 --json",
+  ],
+  "sessions tree": [
+    "openprogram sessions tree session_0123456789",
+    "openprogram sessions tree session_0123456789 --json",
+  ],
+  "sessions log": [
+    "openprogram sessions log session_0123456789",
+    "openprogram sessions log session_0123456789 --limit 5",
+  ],
+  "sessions rm": [
+    "openprogram sessions rm session_0123456789",
+    "openprogram sessions rm session_0123456789 --yes --json",
+  ],
+  "sessions export": [
+    "openprogram sessions export session_0123456789 > session.json",
+    "openprogram sessions export session_0123456789 --format md > transcript.md",
+  ],
+  "sessions doctor": ["openprogram sessions doctor", "openprogram sessions doctor session_0123456789 --fix"],
+  serve: [
+    "openprogram serve",
+    "openprogram serve --port 0 --program ./agents.mjs#plan --isolate",
+    "openprogram serve --host 0.0.0.0 --token-file /etc/openprogram/token --allowed-origin https://app.example",
+  ],
+};
+
+/** The path of a command below the root: "sessions list". */
+export function commandPath(command: Command): string {
+  const names: string[] = [];
+  for (let current: Command | null = command; current?.parent; current = current.parent) names.unshift(current.name());
+  return names.join(" ");
+}
+
+/** Adds the examples of `command` and of every command below it to their help. */
+export function addHelpExamples(command: Command): void {
+  const examples = HELP_EXAMPLES[commandPath(command)];
+  if (examples) command.addHelpText("after", `\nExamples:\n${examples.map((line) => `  ${line}`).join("\n")}`);
+  for (const sub of command.commands) addHelpExamples(sub);
+}

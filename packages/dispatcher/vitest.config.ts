@@ -6,7 +6,12 @@ import { sharedTestConfig } from "../../vitest.shared.js";
 export default defineConfig(({ mode }) =>
   sharedTestConfig(import.meta.dirname, {
     needsBuild: true,
-    heavy: ["test/web-page.browser.test.ts", "test/isolation.test.ts", "test/limits.test.ts"],
+    heavy: [
+      "test/web-page.browser.test.ts",
+      "test/isolation.test.ts",
+      "test/limits.test.ts",
+      "test/slow-client.test.ts",
+    ],
     mode,
   }),
 );

@@ -3,10 +3,10 @@ import { sharedTestConfig } from "../../vitest.shared.js";
 
 // Heavy (run alone by test:heavy): concurrent contexts (a hundred turns, each with a git
 // commit), and type-aware ESLint over the whole source tree (76 s beside the light tests and
-// the lint tasks of every package, against a 60 s timeout; about 15 s alone).
+// the lint tasks of every package, against a 60 s timeout; about 15 s alone), and a child killed mid-stream.
 export default defineConfig(({ mode }) =>
   sharedTestConfig(import.meta.dirname, {
-    heavy: ["test/concurrent-contexts.test.ts", "test/lint-boundary.test.ts"],
+    heavy: ["test/concurrent-contexts.test.ts", "test/lint-boundary.test.ts", "test/streaming-crash.test.ts"],
     mode,
   }),
 );

@@ -124,6 +124,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
       "run the function in a child process (its own process group) through the process runner; it picks the same export as without --isolate",
     )
     .option("--json", 'print one JSON object: {"ok","session_id","created","turn_id","result"} (or "error")')
+    .option("--events", "print each event (node, delta, status, question) as a JSON line, then the --json line")
     .addHelpText(
       "after",
       "\nThe result goes to stdout (strings as they are, other values as JSON); `session: <id>` goes to stderr.\nWithout a terminal and without --answers, askUser fails with ask_user_unavailable (recorded on its node).\n`openprogram run <module> --help` also lists the fields of its function's input.",
@@ -169,6 +170,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
     .option("--resume <id>", RESUME_HELP)
     .option("--system <text>", "a system message for every turn")
     .option("--json", 'print one JSON object per turn: {"ok","session_id","created","turn_id","reply"} (or "error")')
+    .option("--events", "print each event (node, delta, status, question) as a JSON line, then the turn's --json line")
     .action(lazy(() => import("./commands/chat.js").then((loaded) => loaded.chatCommand)));
 
   modelOptions(program.command("research"))
@@ -250,6 +252,10 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
     .option(
       "--ws-idle-timeout-ms <ms>",
       "close a WebSocket silent this long with no turn running; 0 never (env OPENPROGRAM_WS_IDLE_TIMEOUT_MS; default 1800000)",
+    )
+    .option(
+      "--max-unsent-bytes <n>",
+      "close (4008) a client leaving this many bytes of frames unread (env OPENPROGRAM_MAX_UNSENT_BYTES; default 8388608)",
     )
     .addOption(
       new Option("--log-format <format>", "log lines: json, human, or auto (JSON unless stdout is a terminal)").choices(

@@ -26,6 +26,17 @@ const MARKS: Partial<Record<NodeStatus | (string & {}), string>> = {
   killed: "⊘",
 };
 
+/** One `onEvent` sink feeding each of `sinks` in order (undefined: none given). */
+export function combineSinks(
+  sinks: ReadonlyArray<((event: SessionEvent) => void) | undefined>,
+): ((event: SessionEvent) => void) | undefined {
+  const given = sinks.filter((sink): sink is (event: SessionEvent) => void => sink !== undefined);
+  if (given.length <= 1) return given[0];
+  return (event) => {
+    for (const sink of given) sink(event);
+  };
+}
+
 /** What the progress printer shows. */
 export interface ProgressOptions {
   /** Show every finished call (model requests and questions too), indented by caller. */

@@ -167,7 +167,8 @@ describe("openprogram chat", () => {
     child.kill("SIGINT");
     await waitFor(() => run.output().stderr.includes("(turn cancelled)"), "the turn to be cancelled");
     child.stdin.write("a quick question\n");
-    await waitFor(() => run.output().stdout.includes("second answer"), "the second turn's reply");
+    // The reply streams: its line ends only once the turn is over and the chat is back at the prompt.
+    await waitFor(() => run.output().stdout.includes("second answer\n"), "the second turn's reply");
     child.kill("SIGINT");
     const result = await run;
     expect(result.code).toBe(130);

@@ -2,10 +2,17 @@ import { WebSocket } from "ws";
 import { encodeFrame, type ServerFrame } from "./protocol.js";
 
 /**
- * Frames a client has not read yet, beyond which it is cut off: a client that
- * stops reading must not make the server buffer without bound.
+ * Frames a client has not read yet, beyond which it is cut off by default
+ * (`limits.maxUnsentBytes`): a client that stops reading must not make the
+ * server buffer without bound.
  */
 export const MAX_UNSENT_BYTES = 8 * 1024 * 1024;
+
+/** The close code of a client cut off for not reading (4000-4999: the application's own). */
+export const CLOSE_TOO_SLOW = 4008;
+
+/** How long a cut-off client has to read what was already queued and the close frame before the socket is dropped. */
+const CUT_OFF_GRACE_MS = 10_000;
 
 /** Turns one connection may run at once (each may create a session). */
 export const MAX_TURNS_PER_CONNECTION = 16;
@@ -25,6 +32,7 @@ export class Client {
     readonly socket: WebSocket,
     /** Called once when the client is cut off for not reading. */
     private readonly onTooSlow: (client: Client) => void = () => undefined,
+    private readonly maxUnsentBytes = MAX_UNSENT_BYTES,
   ) {}
 
   /** True when no frame went either way for `idleMs` and no turn of this connection runs. */
@@ -40,14 +48,25 @@ export class Client {
   /** Sends an already-encoded frame (one encoding shared by every subscriber). */
   sendEncoded(text: string): void {
     if (this.socket.readyState !== WebSocket.OPEN) return;
-    if (this.socket.bufferedAmount > MAX_UNSENT_BYTES) {
-      this.socket.terminate();
-      this.onTooSlow(this);
+    if (this.socket.bufferedAmount > this.maxUnsentBytes) {
+      this.cutOff();
       return;
     }
     this.lastActivity = performance.now();
     this.socket.send(text, () => {
       // A send that fails means the socket is closing; its close handler cleans up.
     });
+  }
+
+  /**
+   * Cuts off a client that stopped reading: nothing more is queued for it (so
+   * its memory stays under the limit), a close frame saying why goes after
+   * what is queued, and the socket is dropped if it still has not read it all
+   * after a grace period. Its turns go on.
+   */
+  private cutOff(): void {
+    this.socket.close(CLOSE_TOO_SLOW, `too slow: more than ${this.maxUnsentBytes} bytes of frames unread`);
+    setTimeout(() => this.socket.terminate(), CUT_OFF_GRACE_MS).unref();
+    this.onTooSlow(this);
   }
 }

@@ -3,8 +3,9 @@ import { resolve } from "node:path";
 import type { Duplex } from "node:stream";
 import { InvalidInputError, openStore, type SessionDB } from "@openprogram/session-context";
 import { WebSocketServer, type WebSocket } from "ws";
-import { Client } from "./client.js";
+import { Client, CLOSE_TOO_SLOW } from "./client.js";
 import { gateConnections } from "./connection-gate.js";
+import { DeltaRelay } from "./delta-relay.js";
 import { FrameHandler } from "./frame-handler.js";
 import { createRequestHandler } from "./http.js";
 import { createEventLogger } from "./logging.js";
@@ -42,17 +43,19 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
 
   const subscriptions = new Subscriptions();
   const asker = new WebAsker((sessionId, frame) => subscriptions.publish(sessionId, frame));
+  const deltas = new DeltaRelay((sessionId, frame) => subscriptions.publish(sessionId, frame));
   const { limits } = settings;
   const turns = new Turns({
     db,
     runtime: options.runtime,
     asker,
     subscriptions,
+    deltas,
     programs,
     log,
     maxConcurrentTurns: limits.maxConcurrentTurns,
   });
-  const frames = new FrameHandler({ db, turns, asker, subscriptions, programs, log });
+  const frames = new FrameHandler({ db, turns, asker, subscriptions, deltas, programs, log });
   let shuttingDown: string | null = null;
   const policy = {
     token: settings.token,
@@ -108,11 +111,15 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
   const clients = new Map<WebSocket, Client>();
 
   function accept(socket: WebSocket, request: IncomingMessage): void {
-    const client = new Client(`c${nextClient++}`, socket, (slow) =>
-      log.warn("client_too_slow", {
-        client: slow.id,
-        hint: "the client stopped reading its frames; it was disconnected",
-      }),
+    const client = new Client(
+      `c${nextClient++}`,
+      socket,
+      (slow) =>
+        log.warn("client_too_slow", {
+          client: slow.id,
+          hint: `the client left more than ${limits.maxUnsentBytes} bytes of frames unread; it was closed with ${CLOSE_TOO_SLOW}, its turns go on`,
+        }),
+      limits.maxUnsentBytes,
     );
     clients.set(socket, client);
     log.info("connection_open", {

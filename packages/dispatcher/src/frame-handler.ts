@@ -10,6 +10,7 @@ import {
   type RecordedModelCall,
 } from "@openprogram/session-context";
 import type { Client } from "./client.js";
+import type { DeltaRelay } from "./delta-relay.js";
 import { NoRunningTurnError, UnknownQuestionError } from "./errors.js";
 import type { EventLogger } from "./logging.js";
 import { parseClientFrame } from "./parse-frame.js";
@@ -26,6 +27,7 @@ export interface FrameHandlerDependencies {
   turns: Turns;
   asker: WebAsker;
   subscriptions: Subscriptions;
+  deltas: DeltaRelay;
   programs: ProgramRegistry;
   log: EventLogger;
 }
@@ -126,6 +128,8 @@ export class FrameHandler {
           const stored = questionFrameOf(latestTurn(db, frame.session_id));
           if (stored) client.send(stored);
         }
+        // Replies streaming now: the text so far, then (as a subscriber) the same frames as everyone.
+        for (const delta of this.deps.deltas.catchUp(frame.session_id)) client.send(delta);
         return;
       }
       case "unsubscribe":

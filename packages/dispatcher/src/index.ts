@@ -35,6 +35,7 @@ export type {
   ClientFrame,
   DeclineFrame,
   DeleteSessionFrame,
+  DeltaFrame,
   ErrorFrame,
   FrameError,
   GetSessionFrame,
@@ -76,5 +77,6 @@ export {
   WebAssetsMissingError,
   type DispatcherErrorCode,
 } from "./errors.js";
-export { MAX_TURNS_PER_CONNECTION, MAX_UNSENT_BYTES } from "./client.js";
+export { CLOSE_TOO_SLOW, MAX_TURNS_PER_CONNECTION, MAX_UNSENT_BYTES } from "./client.js";
+export { DELTA_INTERVAL_MS } from "./delta-relay.js";
 export { DISPATCHER_VERSION } from "./version.js";

@@ -1,4 +1,5 @@
 import { InvalidInputError } from "@openprogram/session-context";
+import { MAX_UNSENT_BYTES } from "./client.js";
 
 /**
  * Server-wide limits: what one dispatcher accepts at once, and how long idle
@@ -20,6 +21,8 @@ export interface ServerLimits {
   keepAliveTimeoutMs: number;
   /** A WebSocket with no frame either way and no turn of its own for this long is closed; 0 never closes one. */
   wsIdleTimeoutMs: number;
+  /** Frames queued for one client and not yet read; beyond it the client is closed with 4008 and its turns go on. */
+  maxUnsentBytes: number;
 }
 
 /** The limits a dispatcher runs with unless told otherwise. */
@@ -31,6 +34,7 @@ export const DEFAULT_LIMITS: Readonly<ServerLimits> = Object.freeze({
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
   wsIdleTimeoutMs: 30 * 60_000,
+  maxUnsentBytes: MAX_UNSENT_BYTES,
 });
 
 /** Bounds of each limit, and what it means (for error messages). */
@@ -46,6 +50,7 @@ const BOUNDS: { [K in keyof ServerLimits]: { min: number; max: number; meaning: 
     max: 7 * 24 * 3_600_000,
     meaning: "milliseconds a silent WebSocket stays open; 0: forever",
   },
+  maxUnsentBytes: { min: 64 * 1024, max: 1024 * 1024 * 1024, meaning: "bytes of frames one client may leave unread" },
 };
 
 /** The names of the limits, in a stable order. */

@@ -131,7 +131,8 @@ function describeLimits(value: unknown): string {
     `${String(limits.maxConcurrentTurns)} turns, ${String(limits.maxConnections)} connections ` +
     `(${String(limits.maxConnectionsPerAddress)} per address); timeouts: headers ${String(limits.headersTimeoutMs)} ms, ` +
     `request ${String(limits.requestTimeoutMs)} ms, keep-alive ${String(limits.keepAliveTimeoutMs)} ms, ` +
-    `idle WebSocket ${limits.wsIdleTimeoutMs === 0 ? "never" : `${String(limits.wsIdleTimeoutMs)} ms`}`
+    `idle WebSocket ${limits.wsIdleTimeoutMs === 0 ? "never" : `${String(limits.wsIdleTimeoutMs)} ms`}; ` +
+    `unread frames per client ${String(limits.maxUnsentBytes)} bytes`
   );
 }
 

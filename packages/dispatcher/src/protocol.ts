@@ -186,6 +186,19 @@ export interface NodeFrame {
   node: SessionNode;
 }
 
+/**
+ * A piece of an llm node's reply as it streams, after the node's `append`
+ * frame and before its final `update` frame; a node's delta texts concatenate
+ * to its output. Coalesced (about one frame per node per 30 ms). A client that
+ * subscribes mid-stream first gets the text so far in one delta frame.
+ */
+export interface DeltaFrame {
+  type: "delta";
+  session_id: string;
+  node_id: string;
+  text: string;
+}
+
 /** A question is waiting for an `answer` or `decline`. */
 export interface QuestionFrame {
   type: "question";
@@ -288,7 +301,7 @@ export interface ResumableTurnInfo {
   question_id: string | null;
 }
 
-/** Answer to `subscribe`; pending questions of the session follow it. */
+/** Answer to `subscribe`; pending questions of the session follow it, then the text so far of replies streaming. */
 export interface SubscribedFrame {
   type: "subscribed";
   session_id: string;
@@ -330,6 +343,7 @@ export type ServerFrame =
   | HelloFrame
   | SessionFrame
   | NodeFrame
+  | DeltaFrame
   | QuestionFrame
   | QuestionClosedFrame
   | StatusFrame

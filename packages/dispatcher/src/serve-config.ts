@@ -25,6 +25,7 @@ export interface ServeFlags {
   requestTimeoutMs?: string | number;
   keepAliveTimeoutMs?: string | number;
   wsIdleTimeoutMs?: string | number;
+  maxUnsentBytes?: string | number;
 }
 
 /** Flag and environment variable of each setting, for messages and the README. */
@@ -46,6 +47,7 @@ export const SERVE_SETTINGS = {
   requestTimeoutMs: { flag: "--request-timeout-ms", variable: "OPENPROGRAM_REQUEST_TIMEOUT_MS" },
   keepAliveTimeoutMs: { flag: "--keep-alive-timeout-ms", variable: "OPENPROGRAM_KEEP_ALIVE_TIMEOUT_MS" },
   wsIdleTimeoutMs: { flag: "--ws-idle-timeout-ms", variable: "OPENPROGRAM_WS_IDLE_TIMEOUT_MS" },
+  maxUnsentBytes: { flag: "--max-unsent-bytes", variable: "OPENPROGRAM_MAX_UNSENT_BYTES" },
 } as const;
 
 type Setting = keyof typeof SERVE_SETTINGS;
@@ -59,6 +61,7 @@ const LIMIT_SETTINGS: { [K in keyof ServerLimits]: Setting } = {
   requestTimeoutMs: "requestTimeoutMs",
   keepAliveTimeoutMs: "keepAliveTimeoutMs",
   wsIdleTimeoutMs: "wsIdleTimeoutMs",
+  maxUnsentBytes: "maxUnsentBytes",
 };
 
 /** Where the token in force came from. */

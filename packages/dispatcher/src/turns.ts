@@ -17,6 +17,7 @@ import { MAX_TURNS_PER_CONNECTION, type Client } from "./client.js";
 import { ServerBusyError, ShuttingDownError, TooManyTurnsError } from "./errors.js";
 import type { EventLogger } from "./logging.js";
 import type { ProgramRegistry, RegisteredProgram } from "./programs.js";
+import type { DeltaRelay } from "./delta-relay.js";
 import type { ChatFrame, FrameError, RunFrame, SessionFrame, TurnDoneFrame, TurnFailedFrame } from "./protocol.js";
 import type { Subscriptions } from "./subscriptions.js";
 import type { WebAsker } from "./web-asker.js";
@@ -28,6 +29,8 @@ export interface TurnDependencies {
   runtime: Runtime | null | undefined;
   asker: WebAsker;
   subscriptions: Subscriptions;
+  /** Streams replies' deltas to the session's clients. */
+  deltas: DeltaRelay;
   programs: ProgramRegistry;
   log: EventLogger;
   /** Turns this dispatcher runs at once, across connections. */
@@ -183,6 +186,8 @@ export class Turns {
   }
 
   private release(client: Client, turn: RunningTurn): void {
+    // A reply whose final write failed leaves its stream open: close it.
+    if (turn.sessionId !== null) this.deps.deltas.endSession(turn.sessionId);
     client.runningTurns--;
     this.running.delete(turn);
     if (turn.sessionId !== null && this.bySession.get(turn.sessionId) === turn) this.bySession.delete(turn.sessionId);
@@ -370,6 +375,8 @@ export class Turns {
     const { subscriptions } = this.deps;
     switch (event.type) {
       case "node":
+        // A reply's last deltas go out before the node frame that ends it.
+        if (event.node.role === "llm" && event.op === "update") this.deps.deltas.end(event.sessionId, event.node.id);
         subscriptions.publish(event.sessionId, {
           type: "node",
           session_id: event.sessionId,
@@ -390,6 +397,9 @@ export class Turns {
         return;
       case "question":
         // The WebAsker sends the question frame itself: it is the one that can be answered.
+        return;
+      case "delta":
+        this.deps.deltas.add(event.sessionId, event.nodeId, event.text);
         return;
     }
   };

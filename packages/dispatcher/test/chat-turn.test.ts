@@ -23,10 +23,12 @@ afterEach(async () => {
   await fake.close();
 });
 
-/** A compact trace of a turn's frames: "session", "status:running", "node:append:user", ... */
+/** A compact trace of a turn's frames: "session", "status:running", "node:append:user", ...; a run of deltas is one "delta". */
 function trace(frames: Frame[]): string[] {
   return frames
-    .filter((frame) => frame.type !== "hello")
+    .filter(
+      (frame, index) => frame.type !== "hello" && !(frame.type === "delta" && frames[index - 1]?.type === "delta"),
+    )
     .map((frame) =>
       frame.type === "node"
         ? `node:${frame.op}:${frame.node.role}`
@@ -83,7 +85,7 @@ describe("chat turns", () => {
     ]);
   });
 
-  it("streams the turn: running status, the user node, the llm node, idle, then turn_done", async () => {
+  it("streams the turn: running status, the user node, the llm node running then completed, idle, then turn_done", async () => {
     const client = await served.connect();
     client.send({ type: "chat", text: "hello" });
     const done = await client.next("turn_done");
@@ -92,10 +94,12 @@ describe("chat turns", () => {
       "status:running",
       "node:append:user",
       "node:append:llm",
+      "delta",
+      "node:update:llm",
       "status:idle",
       "turn_done",
     ]);
-    const llm = await client.next("node", (frame) => frame.node.role === "llm");
+    const llm = await client.next("node", (frame) => frame.node.role === "llm" && frame.op === "update");
     // Nodes travel exactly as stored (snake_case fields).
     expect(llm.node).toMatchObject({
       name: "fake-model",

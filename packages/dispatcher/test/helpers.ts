@@ -1,6 +1,10 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
 import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Runtime } from "@openprogram/session-context";
-import { createTempStore, type TempStore } from "@openprogram/session-context/testing";
+import { createTempStore, removeTree, type TempStore } from "@openprogram/session-context/testing";
 import type { ClientOptions } from "ws";
 import { expect } from "vitest";
 import {
@@ -107,4 +111,78 @@ export function asError(frame: Frame): ErrorFrame {
 export function asFrame<T extends Frame["type"]>(frame: Frame, type: T): FrameOf<T> {
   expect(frame.type === "error" ? `error ${frame.code}: ${frame.message}` : frame.type).toBe(type);
   return frame as FrameOf<T>;
+}
+
+/** A dispatcher serving in a child process, with its log lines. */
+export interface ServedChild {
+  child: ChildProcess;
+  home: string;
+  lines: string[];
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves with the first log entry of this event (waits for it). */
+  event(name: string): Promise<Record<string, unknown>>;
+}
+
+/**
+ * Starts a script that calls `serve()` (from dist/) in a real child process
+ * configured by its environment only: a temp OPENPROGRAM_HOME, port 0, and
+ * `env`. Resolves once it logged `start`; killed and cleaned up by closeAll.
+ */
+export async function serveInChild(
+  script: string,
+  env: Record<string, string>,
+): Promise<ServedChild & { wsUrl: string }> {
+  const home = mkdtempSync(join(tmpdir(), "openprogram-serve-"));
+  const child = spawn(process.execPath, [script], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      OPENPROGRAM_HOME: home,
+      OPENPROGRAM_PORT: "0",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  let stderr = "";
+  let buffered = "";
+  const waiting = new Set<() => void>();
+  child.stdout?.on("data", (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const parts = buffered.split("\n");
+    buffered = parts.pop() ?? "";
+    lines.push(...parts);
+    for (const wake of waiting) wake();
+  });
+  child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
+  onCleanup(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    await exited;
+    removeTree(home);
+  });
+  const event = async (name: string): Promise<Record<string, unknown>> => {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const found = lines
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .find((entry) => entry.event === name);
+      if (found) return found;
+      if (child.exitCode !== null || Date.now() > deadline)
+        throw new Error(`No ${name} log line; stdout:\n${lines.join("\n")}\nstderr:\n${stderr}`);
+      await new Promise<void>((resolve) => {
+        const wake = (): void => {
+          waiting.delete(wake);
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(wake, 200);
+        waiting.add(wake);
+      });
+    }
+  };
+  const start = await event("start");
+  return { child, home, lines, exited, event, wsUrl: String(start.ws_url) };
 }

@@ -1,84 +1,21 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openStore } from "@openprogram/session-context";
-import { removeTree } from "@openprogram/session-context/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { asError, closeAll, onCleanup, TestClient } from "./helpers.js";
+import { asError, closeAll, onCleanup, serveInChild, TestClient, type ServedChild } from "./helpers.js";
 
 afterEach(closeAll);
 
 const CHILD = fileURLToPath(new URL("./fixtures/serve-child.mjs", import.meta.url));
 const TOKEN = "sigterm-test-token-0123456789";
 
-interface ServedChild {
-  child: ChildProcess;
-  home: string;
-  lines: string[];
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Resolves with the first log entry of this event (waits for it). */
-  event(name: string): Promise<Record<string, unknown>>;
-}
-
 /** Starts `serve()` from dist/ in a real child process, configured by its environment only. */
-async function serveChild(graceMs: number): Promise<ServedChild & { wsUrl: string }> {
-  const home = mkdtempSync(join(tmpdir(), "openprogram-serve-"));
-  const child = spawn(process.execPath, [CHILD], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      OPENPROGRAM_HOME: home,
-      OPENPROGRAM_PORT: "0",
-      OPENPROGRAM_TOKEN: TOKEN,
-      OPENPROGRAM_PROVIDER: "none",
-      OPENPROGRAM_SHUTDOWN_GRACE_MS: String(graceMs),
-    },
-    stdio: ["ignore", "pipe", "pipe"],
+function serveChild(graceMs: number): Promise<ServedChild & { wsUrl: string }> {
+  return serveInChild(CHILD, {
+    OPENPROGRAM_TOKEN: TOKEN,
+    OPENPROGRAM_PROVIDER: "none",
+    OPENPROGRAM_SHUTDOWN_GRACE_MS: String(graceMs),
   });
-  const lines: string[] = [];
-  let stderr = "";
-  let buffered = "";
-  const waiting = new Set<() => void>();
-  child.stdout?.on("data", (chunk: Buffer) => {
-    buffered += chunk.toString();
-    const parts = buffered.split("\n");
-    buffered = parts.pop() ?? "";
-    lines.push(...parts);
-    for (const wake of waiting) wake();
-  });
-  child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on("exit", (code, signal) => resolve({ code, signal })),
-  );
-  onCleanup(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    await exited;
-    removeTree(home);
-  });
-  const event = async (name: string): Promise<Record<string, unknown>> => {
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const found = lines
-        .map((line) => JSON.parse(line) as Record<string, unknown>)
-        .find((entry) => entry.event === name);
-      if (found) return found;
-      if (child.exitCode !== null || Date.now() > deadline)
-        throw new Error(`No ${name} log line; stdout:\n${lines.join("\n")}\nstderr:\n${stderr}`);
-      await new Promise<void>((resolve) => {
-        const wake = (): void => {
-          waiting.delete(wake);
-          clearTimeout(timer);
-          resolve();
-        };
-        const timer = setTimeout(wake, 200);
-        waiting.add(wake);
-      });
-    }
-  };
-  const start = await event("start");
-  return { child, home, lines, exited, event, wsUrl: String(start.ws_url) };
 }
 
 describe("serve() and signals (built package, real child process)", () => {

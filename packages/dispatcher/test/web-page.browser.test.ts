@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { agenticFunction, askUser, createRuntime, type Runtime } from "@openprogram/session-context";
 import {
   createTempStore,
@@ -25,6 +26,15 @@ const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 const UI_WAIT = { timeout: 30_000 };
+/** Screenshots for a reviewer: test-results/ at the repository's root (ignored by git). */
+const ARTIFACTS = fileURLToPath(new URL("../../../test-results/dispatcher/", import.meta.url));
+
+/** What the page's scrolling panes offer (the tests run without the DOM's types). */
+interface Scrolled {
+  scrollTop: number;
+  scrollHeight: number;
+  clientHeight: number;
+}
 
 /** Screenshots kept as test artifacts: beside the test reports (CI), else the repository's test-results/. */
 function artifactsDir(): string {
@@ -138,6 +148,53 @@ describe("the web page in Chromium", () => {
         .filter((node) => node.role === "user" && node.name !== "ask_user")
         .map((node) => node.output),
     ).toEqual(["Hi there", "Are you still there?"]);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("shows a slow reply as it streams, keeps the reader's place when scrolled up, and Stop cuts it short", async () => {
+    const lines = Array.from({ length: 300 }, (_, index) => `line ${index}\n`);
+    const slowChat = [{ chunks: lines, chunkDelayMs: 25 }];
+    const program = agenticFunction({ name: "tell", doc: "Tell a long story." }, async (_: unknown, { runtime }) =>
+      runtime.exec("Go on."),
+    );
+    const { runtime } = scriptedRuntime([...slowChat, { chunks: lines, chunkDelayMs: 25 }]);
+    served = await startDispatcher({ runtime, programs: { tell: program } });
+    await openPage();
+    await page.fill("#chat-input", "Tell me a long story");
+    await page.click("#chat-send");
+    const reply = page.locator("#messages li.llm.streaming");
+    await reply.filter({ hasText: "line 40" }).waitFor(UI_WAIT);
+    // Partial text before the reply completes.
+    expect(await reply.textContent()).not.toContain("line 299");
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, "streaming-partial-reply.png") });
+
+    // Scrolled to the bottom, the pane follows the reply; scrolled up, it stays where the reader put it.
+    const pane = page.locator(".conversation");
+    const gap = () =>
+      pane.evaluate((element: Scrolled) => element.scrollHeight - element.scrollTop - element.clientHeight);
+    await expect.poll(gap, UI_WAIT).toBeLessThan(24);
+    await pane.evaluate((element: Scrolled) => (element.scrollTop = 0));
+    await reply.filter({ hasText: "line 120" }).waitFor(UI_WAIT);
+    expect(await pane.evaluate((element: Scrolled) => element.scrollTop)).toBe(0);
+
+    await page.click("#stop-turn");
+    const stopped = page.locator("#messages li.llm", { hasText: "(cancelled" });
+    await stopped.waitFor(UI_WAIT);
+    expect(await stopped.textContent()).not.toContain("line 299");
+    const id = (await page.textContent("#session-id")) as string;
+    const llm = (await served.store.db.loadNodes(id)).find((node) => node.role === "llm");
+    expect(llm?.metadata.status).toBe("cancelled");
+    expect(await stopped.textContent()).toContain(llm?.metadata.partial_output as string);
+
+    // A program run's model call streams into its node of the call tree.
+    await page.click("#run-panel summary");
+    await page.selectOption("#program-select", "tell");
+    await page.fill("#program-input", "{}");
+    await page.click("#run-submit");
+    await page.locator("#call-tree pre.stream", { hasText: "line 20" }).waitFor(UI_WAIT);
+    await page.click("#stop-turn");
+    await page.locator("#call-tree .status-cancelled").first().waitFor(UI_WAIT);
     expect(pageErrors).toEqual([]);
   });
 

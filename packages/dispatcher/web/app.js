@@ -10,6 +10,8 @@ const state = {
   socket: null,
   sessionId: null,
   nodes: new Map(),
+  /** Text of llm nodes streaming now, by node id (from delta frames). */
+  streams: new Map(),
   status: "",
   busy: false,
   questions: new Map(),
@@ -60,6 +62,8 @@ function connect() {
     $("token-form").hidden = true;
     send({ type: "list_programs" });
     send({ type: "list_sessions" });
+    // Subscribing again re-sends the text so far of a reply still streaming.
+    state.streams = new Map();
     if (state.sessionId) openSession(state.sessionId);
   });
   socket.addEventListener("message", (event) => {
@@ -126,6 +130,12 @@ function handle(frame) {
     case "node":
       if (frame.session_id !== state.sessionId) return;
       state.nodes.set(frame.node.id, frame.node);
+      // The final update carries the whole output (or the partial text): the streamed copy is done.
+      if (frame.op === "update" && frame.node.metadata.status !== "running") state.streams.delete(frame.node.id);
+      return scheduleRender();
+    case "delta":
+      if (frame.session_id !== state.sessionId) return;
+      state.streams.set(frame.node_id, (state.streams.get(frame.node_id) ?? "") + frame.text);
       return scheduleRender();
     case "status":
       if (frame.session_id === state.sessionId) setStatus(frame.status);
@@ -214,6 +224,7 @@ function selectSession(sessionId, { fresh = false } = {}) {
   if (state.sessionId && state.sessionId !== sessionId) send({ type: "unsubscribe", session_id: state.sessionId });
   state.sessionId = sessionId;
   state.nodes = new Map();
+  state.streams = new Map();
   state.status = "";
   state.resumable = null;
   const params = new URLSearchParams(location.search);
@@ -297,7 +308,30 @@ function orderedNodes() {
   return [...state.nodes.values()].sort((a, b) => a.seq - b.seq);
 }
 
+/** Re-renders a scrolling pane's content; follows new content when the user is at the bottom, else keeps their place. */
+function keepingScroll(pane, render) {
+  const following = pane.scrollHeight - pane.scrollTop - pane.clientHeight < 24;
+  const top = pane.scrollTop;
+  render();
+  pane.scrollTop = following ? pane.scrollHeight : top;
+}
+
+/** What an llm node shows: its output, the text streamed so far, or the partial text of one cut short. */
+function replyText(node) {
+  const status = node.metadata.status;
+  if (status === "completed" || status === undefined) return stringOf(node.output);
+  const streamed = state.streams.get(node.id);
+  if (status === "running") return streamed ?? "";
+  const partial = typeof node.metadata.partial_output === "string" ? node.metadata.partial_output : "";
+  const why = `(${status}${node.metadata.error ? `: ${node.metadata.error.message}` : ""})`;
+  return partial ? `${partial}\n${why}` : why;
+}
+
 function renderMessages() {
+  keepingScroll($("messages").closest(".conversation"), renderMessageList);
+}
+
+function renderMessageList() {
   const items = [];
   for (const node of orderedNodes()) {
     if (node.caller !== "") continue;
@@ -307,16 +341,8 @@ function renderMessages() {
       item.className = "user";
       item.append(span("who", "you"), text(stringOf(node.output)));
     } else if (node.role === "llm") {
-      item.className = "llm";
-      const status = node.metadata.status;
-      item.append(
-        span("who", node.name),
-        text(
-          status === "completed"
-            ? stringOf(node.output)
-            : `(${status}${node.metadata.error ? `: ${node.metadata.error.message}` : ""})`,
-        ),
-      );
+      item.className = node.metadata.status === "running" ? "llm streaming" : "llm";
+      item.append(span("who", node.name), text(replyText(node)));
     } else if (node.role === "code") {
       item.className = "code";
       const status = node.metadata.status;
@@ -331,6 +357,10 @@ function renderMessages() {
 }
 
 function renderTree() {
+  keepingScroll($("call-tree").closest(".calls"), renderCallTree);
+}
+
+function renderCallTree() {
   const nodes = orderedNodes();
   const children = new Map();
   const roots = [];
@@ -353,7 +383,13 @@ function renderTree() {
     const seconds = typeof node.metadata.duration_seconds === "number" ? node.metadata.duration_seconds : null;
     if (seconds !== null) line.append(span("duration", formatDuration(seconds)));
     item.append(line);
-    if (node.role === "llm")
+    if (node.role === "llm" && state.streams.has(node.id)) {
+      // A program's model call as it streams.
+      const pre = document.createElement("pre");
+      pre.className = "stream";
+      pre.textContent = state.streams.get(node.id);
+      item.append(pre);
+    } else if (node.role === "llm")
       item.append(modelCallBlock(node.id, () => send({ type: "get_calls", session_id: state.sessionId })));
     if (node.role === "code" && typeof node.metadata.doc === "string" && node.metadata.doc !== "") {
       const details = document.createElement("details");

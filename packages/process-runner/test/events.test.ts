@@ -7,10 +7,23 @@ import { eventRecorder, programPath, scriptedEnv, useTempStore } from "./helpers
 
 const REPLIES = ["A summary.", "An outline."];
 
-/** What a client streaming the session sees, without ids and clocks. */
+/**
+ * What a client streaming the session sees, without ids and clocks. A node's
+ * consecutive deltas count as one (how a reply's text is split into deltas
+ * depends on timing).
+ */
 function shape(events: readonly SessionEvent[]): string[] {
-  return events.map((event) => {
+  const merged: SessionEvent[] = [];
+  for (const event of events) {
+    const last = merged.at(-1);
+    if (event.type === "delta" && last?.type === "delta" && last.nodeId === event.nodeId)
+      merged[merged.length - 1] = { ...last, text: last.text + event.text };
+    else merged.push(event);
+  }
+  return merged.map((event) => {
     switch (event.type) {
+      case "delta":
+        return `delta ${event.text}`;
       case "node":
         return `node ${event.op} ${event.node.role}:${event.node.name} ${String(event.node.metadata.status)}`;
       case "status":
@@ -57,9 +70,13 @@ describe("events: the child's events reach the parent's onEvent in order", () =>
       "node append code:orchestrate running",
       "node append code:outline running",
       "node append code:summarise running",
-      "node append llm:scripted completed",
+      "node append llm:scripted running",
+      "delta A summary.",
+      "node update llm:scripted completed",
       "node update code:summarise completed",
-      "node append llm:scripted completed",
+      "node append llm:scripted running",
+      "delta An outline.",
+      "node update llm:scripted completed",
       "node update code:outline completed",
       "node update code:orchestrate completed",
       "status idle",

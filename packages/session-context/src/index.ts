@@ -28,6 +28,7 @@ export {
 } from "./context/carrier.js";
 export type {
   AskOutcome,
+  DeltaEvent,
   NodeEvent,
   QuestionClosedEvent,
   QuestionEvent,
@@ -129,6 +130,7 @@ export type {
   SessionNode,
   SessionRecord,
   SessionStatus,
+  UpdateOptions,
 } from "./store/types.js";
 
 // Views over a store that compose its readers, and its checks (what `openprogram sessions ...` and the web use)

@@ -138,6 +138,22 @@ describe("sessions doctor", () => {
     await store.db.endTurn("busy", "turn_live", { status: "idle" });
   });
 
+  it("reports nothing in a live turn with a reply streaming, and never repairs the head onto an unfinished reply", async () => {
+    await store.db.createSession({ id: "chat" });
+    await store.db.beginTurn("chat", "turn_live");
+    const user = await store.db.appendNode("chat", { role: "user", output: "hi" }, { atHead: true, rootMarker: null });
+    const running = { role: "llm" as const, output: null, metadata: { status: "running" } };
+    await store.db.appendNode("chat", running, { atHead: true, rootMarker: null, moveHead: false });
+    expect((await doctorSessions({ db: store.db, sessionId: "chat" })).findings).toEqual([]);
+    await store.db.endTurn("chat", "turn_live", { status: "idle" });
+    // The turn ended (the reply was recorded interrupted); with head_id lost, --fix points it at the user's message.
+    const meta = JSON.parse(readFileSync(join(store.root, "chat", "meta.json"), "utf8")) as Record<string, unknown>;
+    writeFileSync(join(store.root, "chat", "meta.json"), JSON.stringify({ ...meta, head_id: null }));
+    const report = await doctorSessions({ db: new SessionDB({ root: store.root }), sessionId: "chat", fix: true });
+    expect(report.findings.map((finding) => finding.kind)).toContain("missing_head");
+    expect((await new SessionDB({ root: store.root }).readMeta("chat")).head_id).toBe(user.id);
+  });
+
   it("checks every session even when some repositories are broken, reporting each", async () => {
     const db = store.db;
     for (const id of ["a", "b", "c", "d", "e"]) {

@@ -110,7 +110,8 @@ describe("sessionContext (the source design's S1 checks)", () => {
       events
         .filter((event) => event.type === "node")
         .map((event) => `${(event as { op: string }).op}:${(event as { node: { role: string } }).node.role}`),
-    ).toEqual(["append:code", "append:llm", "update:code"]);
+      // The llm node is appended running when its request starts and updated once when the reply is in.
+    ).toEqual(["append:code", "append:llm", "update:llm", "update:code"]);
     await sessionContext({ db: store.db, runtime, sessionId: id }, async () => undefined);
     expect((await store.db.gitLog(id)).length).toBe(2);
   });

@@ -47,6 +47,8 @@ export interface StepOutcome {
   sessionId: string;
   created: boolean;
   result: unknown;
+  /** The text each llm node streamed to the entry's client, by node id (entries that stream to a client). */
+  streamed?: Record<string, string>;
 }
 
 /** A step's failure as its entry reported it: the same three fields everywhere (issue 17 §5). */
@@ -227,6 +229,8 @@ export interface SocketTurn {
   sessionId: string;
   created: boolean;
   result: unknown;
+  /** The delta frames' text, joined per llm node id. */
+  streamed: Record<string, string>;
 }
 
 /**
@@ -254,9 +258,12 @@ export async function turnOverWebSocket(
             ? { type: "decline", question_id: received.question_id }
             : { type: "answer", question_id: received.question_id, value },
         );
-      } else if (received.type === "turn_done")
-        return { sessionId: announced.session_id, created: announced.created, result: received.result };
-      else if (received.type === "turn_failed") throw new StepFailure(received.error as ReportedFailure);
+      } else if (received.type === "turn_done") {
+        const streamed: Record<string, string> = {};
+        for (const frame of client.frames)
+          if (frame.type === "delta") streamed[frame.node_id] = client.deltaText(frame.node_id);
+        return { sessionId: announced.session_id, created: announced.created, result: received.result, streamed };
+      } else if (received.type === "turn_failed") throw new StepFailure(received.error as ReportedFailure);
       else throw new Error(`dispatcher: ${JSON.stringify(received)}`);
     }
   } finally {

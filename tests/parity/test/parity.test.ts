@@ -56,6 +56,18 @@ describe("the reference run (in-process) records what the program does", () => {
     expect(continuation.messages[1]?.content).toBe('Call plan_trip with input {"days":3,"destination":"Lisbon"}');
     expect(continuation.messages[2]?.content).toMatch(/^plan_trip returned: reply #2/);
   });
+
+  it("streams every request, and records the usage the stream reported", () => {
+    for (const body of reference.bodies) {
+      expect(JSON.parse(body)).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    }
+    const llm = [...reference.nodes.values()].flat().filter((node) => node.role === "llm");
+    expect(llm).toHaveLength(reference.bodies.length);
+    for (const node of llm) {
+      const usage = node.metadata.usage as { inputTokens?: unknown; outputTokens?: unknown } | null;
+      expect([typeof usage?.inputTokens, typeof usage?.outputTokens]).toEqual(["number", "number"]);
+    }
+  });
 });
 
 describe.each(ENTRIES.filter((entry) => entry !== "in-process"))(
@@ -92,5 +104,18 @@ describe.each(ENTRIES.filter((entry) => entry !== "in-process"))(
     it("records the same DAG: roles, names, docs, caller nesting, statuses, the ask_user node, prompts", () => {
       expect(shapes(run), `the DAG recorded by the ${entry} entry`).toEqual(shapes(reference));
     });
+
+    it.runIf(entry === "dispatcher")(
+      "streams each reply to the web client: its deltas add up to the node's output",
+      () => {
+        const llm = [...run.nodes.values()].flat().filter((node) => node.role === "llm");
+        const streamed = Object.assign({}, ...run.outcomes.map((outcome) => outcome.streamed ?? {})) as Record<
+          string,
+          string
+        >;
+        expect(Object.keys(streamed).sort()).toEqual(llm.map((node) => node.id).sort());
+        for (const node of llm) expect(streamed[node.id], `deltas of llm node ${node.id}`).toBe(node.output);
+      },
+    );
   },
 );

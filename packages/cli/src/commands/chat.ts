@@ -5,6 +5,8 @@ import type { CommandContext } from "../command-context.js";
 import { EXIT_CODES, isConfigurationError } from "../exit-codes.js";
 import { isTerminal } from "../io.js";
 import { formatError, sessionLine, summarizeError, writeJson, writeLine } from "../output.js";
+import { createEventLines } from "../event-lines.js";
+import { createReplyPrinter } from "../reply-printer.js";
 import { reportFailure } from "../report.js";
 import { runTurn } from "../run-turn.js";
 import { selectSession, type SessionFlags } from "../session-selection.js";
@@ -15,6 +17,8 @@ export interface ChatFlags extends SessionFlags {
   system?: string;
   /** One JSON object per turn on stdout. */
   json?: boolean;
+  /** Every event of each turn as a JSON line on stdout, then the turn's --json line. */
+  events?: boolean;
 }
 
 /** The --json line of one chat turn. */
@@ -39,7 +43,7 @@ const EXIT_WORDS = new Set(["/exit", "/quit"]);
  */
 export async function chatCommand(flags: ChatFlags, context: CommandContext): Promise<number> {
   const { io } = context;
-  const json = flags.json === true;
+  const json = flags.json === true || flags.events === true;
   let sessionId: string | undefined;
   let runtime: Runtime;
   try {
@@ -70,10 +74,15 @@ export async function chatCommand(flags: ChatFlags, context: CommandContext): Pr
       if (EXIT_WORDS.has(line)) break;
       if (line !== "") {
         const signal = interruption.beginTurn();
-        const outcome = await runTurn({ ...(sessionId !== undefined ? { sessionId } : {}), runtime, signal }, () =>
-          chat(line, flags.system !== undefined ? { system: flags.system } : {}),
+        // The reply streams to stdout as it comes, unless stdout carries JSON.
+        const printer = json ? null : createReplyPrinter(io.stdout);
+        const onEvent = flags.events === true ? createEventLines(io.stdout) : printer?.onEvent;
+        const outcome = await runTurn(
+          { ...(sessionId !== undefined ? { sessionId } : {}), runtime, signal, ...(onEvent ? { onEvent } : {}) },
+          () => chat(line, flags.system !== undefined ? { system: flags.system } : {}),
         );
         interruption.endTurn();
+        printer?.finish(outcome.ok ? outcome.value : null);
         const cancelled = signal.aborted;
         if (outcome.handle && sessionId === undefined) {
           sessionId = outcome.handle.sessionId;
@@ -81,7 +90,6 @@ export async function chatCommand(flags: ChatFlags, context: CommandContext): Pr
         }
         if (outcome.ok) {
           if (json) writeJson(io.stdout, chatJson(outcome.handle, { ok: true, reply: outcome.value }));
-          else writeLine(io.stdout, outcome.value);
         } else {
           const code = summarizeError(outcome.error).code;
           if (outcome.handle === null || isConfigurationError(code)) {

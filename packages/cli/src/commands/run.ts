@@ -15,7 +15,9 @@ import { isTerminal } from "../io.js";
 import { loadProgram } from "../load-program.js";
 import { sessionLine, writeLine } from "../output.js";
 import { parseProgramSpec } from "../program-spec.js";
-import { createProgressPrinter } from "../progress.js";
+import { combineSinks, createProgressPrinter } from "../progress.js";
+import { createEventLines } from "../event-lines.js";
+import { createStreamingLine } from "../streaming-line.js";
 import { reportFailure } from "../report.js";
 import { formatResultSafely, jsonLineWithResult } from "../result-output.js";
 import { runTurn } from "../run-turn.js";
@@ -26,6 +28,8 @@ export interface RunFlags extends InputFlags, SessionFlags {
   answers?: string;
   isolate?: boolean;
   json?: boolean;
+  /** Every event of the turn as a JSON line on stdout, then the --json result line. */
+  events?: boolean;
 }
 
 /** The --json output of a successful run. */
@@ -60,7 +64,7 @@ interface PreparedRun {
  */
 export async function runCommand(programArgument: string, flags: RunFlags, context: CommandContext): Promise<number> {
   const { io } = context;
-  const json = flags.json === true;
+  const json = flags.json === true || flags.events === true;
   let prepared: PreparedRun;
   try {
     prepared = await prepareRun(programArgument, flags, context);
@@ -69,9 +73,12 @@ export async function runCommand(programArgument: string, flags: RunFlags, conte
   }
   const interruption = interruptOnSignals(io);
   try {
-    const onEvent = isTerminal(io.stderr)
-      ? createProgressPrinter(io.stderr, { calls: true, stages: false })
-      : undefined;
+    const onEvent = combineSinks([
+      flags.events === true ? createEventLines(io.stdout) : undefined,
+      // On a terminal: the streaming model call as one line, each finished call as a line; piped: nothing.
+      isTerminal(io.stderr) ? createStreamingLine(io.stderr) : undefined,
+      isTerminal(io.stderr) ? createProgressPrinter(io.stderr, { calls: true, stages: false }) : undefined,
+    ]);
     const { sessionId, runtime, asker, input, execute, programRef } = prepared;
     const outcome = await runTurn(
       {

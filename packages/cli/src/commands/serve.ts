@@ -27,6 +27,7 @@ export interface ServeCommandFlags {
   requestTimeoutMs?: string;
   keepAliveTimeoutMs?: string;
   wsIdleTimeoutMs?: string;
+  maxUnsentBytes?: string;
   logFormat?: "json" | "human" | "auto";
 }
 

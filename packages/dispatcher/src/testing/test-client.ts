@@ -93,6 +93,11 @@ export class TestClient {
     return this.next("error");
   }
 
+  /** The text of an llm node's `delta` frames received so far, joined in order. */
+  deltaText(nodeId: string): string {
+    return this.frames.map((frame) => (frame.type === "delta" && frame.node_id === nodeId ? frame.text : "")).join("");
+  }
+
   /** Resolves when the socket has closed. */
   async waitClosed(): Promise<{ code: number; reason: string }> {
     while (!this.closed) await this.wake("close");

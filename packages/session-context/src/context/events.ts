@@ -9,6 +9,18 @@ export interface NodeEvent {
   node: SessionNode;
 }
 
+/**
+ * A piece of an llm node's reply as it streams. Deltas arrive after the
+ * node's `running` append and before its final update; their concatenation is
+ * exactly the node's final `output` (or its `metadata.partial_output`).
+ */
+export interface DeltaEvent {
+  type: "delta";
+  sessionId: string;
+  nodeId: string;
+  text: string;
+}
+
 /** askUser is waiting for an answer. `questionId` is the ask_user node's id. */
 export interface QuestionEvent {
   type: "question";
@@ -35,7 +47,7 @@ export interface StatusEvent {
 }
 
 /** Everything a context's `onEvent` sink receives, in order. */
-export type SessionEvent = NodeEvent | QuestionEvent | QuestionClosedEvent | StatusEvent;
+export type SessionEvent = NodeEvent | DeltaEvent | QuestionEvent | QuestionClosedEvent | StatusEvent;
 
 /** How an askUser call ended, as recorded in the ask_user node's `metadata.status`. */
 export type AskOutcome = Extract<NodeStatus, "answered" | "declined" | "timed_out" | "cancelled" | "failed">;

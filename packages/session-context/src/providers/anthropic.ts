@@ -1,6 +1,7 @@
 import type AnthropicClient from "@anthropic-ai/sdk";
 import { CancelledError, ProviderError } from "../errors.js";
 import { requestSignal } from "./request-signal.js";
+import { brokenStreamError, unfinishedStreamError } from "./stream-failure.js";
 import { sdkClientOptions, type HttpProviderOptions } from "./sdk-client-options.js";
 import type { ChatMessage, CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
 
@@ -10,7 +11,7 @@ export interface AnthropicProviderOptions extends HttpProviderOptions {
   defaultMaxTokens?: number;
 }
 
-/** Claude through the official `@anthropic-ai/sdk` Messages API. */
+/** Claude through the official `@anthropic-ai/sdk` Messages API, streamed (server-sent events). */
 export class AnthropicProvider implements ModelProvider {
   readonly name = "anthropic";
 
@@ -21,15 +22,35 @@ export class AnthropicProvider implements ModelProvider {
     const client = new Anthropic(sdkClientOptions(this.options, options.onRequestBody));
     const linked = requestSignal(options.signal);
     try {
-      const message = await client.messages.create(this.messagesBody(request), { signal: linked.signal });
-      const text = message.content.map((block) => (block.type === "text" ? block.text : "")).join("");
-      return {
-        text,
-        model: message.model,
-        usage: { inputTokens: message.usage.input_tokens, outputTokens: message.usage.output_tokens },
-      };
+      const stream = await client.messages.create(this.messagesBody(request), { signal: linked.signal });
+      let text = "";
+      let model = request.model;
+      const usage: { inputTokens?: number; outputTokens?: number } = {};
+      let finished = false;
+      try {
+        for await (const event of stream) {
+          if (event.type === "message_start") {
+            model = event.message.model;
+            usage.inputTokens = event.message.usage.input_tokens;
+            usage.outputTokens = event.message.usage.output_tokens;
+          } else if (event.type === "content_block_delta" && event.delta.type === "text_delta") {
+            text += event.delta.text;
+            options.onText?.(event.delta.text);
+          } else if (event.type === "message_delta") {
+            usage.outputTokens = event.usage.output_tokens;
+          } else if (event.type === "message_stop") {
+            finished = true;
+          }
+        }
+      } catch (error) {
+        throw brokenStreamError(this.name, error, text.length, options.signal);
+      }
+      // The SDK ends the iteration quietly when its request is aborted.
+      if (options.signal.aborted) throw new CancelledError(options.signal.reason);
+      if (!finished) throw unfinishedStreamError(this.name, "message_stop", text.length);
+      return { text, model, usage };
     } catch (error) {
-      if (error instanceof ProviderError) throw error;
+      if (error instanceof ProviderError || error instanceof CancelledError) throw error;
       if (options.signal.aborted || error instanceof Anthropic.APIUserAbortError)
         throw new CancelledError(options.signal.reason);
       if (error instanceof Anthropic.APIConnectionError) {
@@ -68,6 +89,7 @@ export class AnthropicProvider implements ModelProvider {
       ...(system.length > 0 ? { system: system.join("\n\n") } : {}),
       messages: alternating(request.messages.filter((entry) => entry.role !== "system")),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      stream: true,
     };
   }
 }
@@ -79,6 +101,7 @@ interface MessagesBody {
   system?: string;
   messages: Array<{ role: "user" | "assistant"; content: string }>;
   temperature?: number;
+  stream: true;
 }
 
 let sdk: Promise<typeof AnthropicClient> | undefined;

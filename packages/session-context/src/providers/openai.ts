@@ -2,13 +2,14 @@ import type OpenAIClient from "openai";
 import { CancelledError, ProviderError } from "../errors.js";
 import { chatCompletionsBody } from "./openai-body.js";
 import { requestSignal } from "./request-signal.js";
+import { brokenStreamError, unfinishedStreamError } from "./stream-failure.js";
 import { sdkClientOptions, type HttpProviderOptions } from "./sdk-client-options.js";
 import type { CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
 
 /** Settings of the OpenAI-compatible provider; `baseUrl` reaches any OpenAI-compatible server. */
 export type OpenAIProviderOptions = HttpProviderOptions;
 
-/** Chat completions through the official `openai` package. */
+/** Streaming chat completions through the official `openai` package. */
 export class OpenAIChatProvider implements ModelProvider {
   readonly name = "openai";
 
@@ -19,14 +20,31 @@ export class OpenAIChatProvider implements ModelProvider {
     const client = new OpenAI(sdkClientOptions(this.options, options.onRequestBody));
     const linked = requestSignal(options.signal);
     try {
-      const completion = await client.chat.completions.create(chatCompletionsBody(request), { signal: linked.signal });
-      const choice = completion.choices[0];
-      if (!choice) throw new ProviderError(this.name, null, "the response had no choices");
-      return {
-        text: choice.message?.content ?? "",
-        model: completion.model ?? request.model,
-        usage: { inputTokens: completion.usage?.prompt_tokens, outputTokens: completion.usage?.completion_tokens },
-      };
+      const stream = await client.chat.completions.create(chatCompletionsBody(request), { signal: linked.signal });
+      let text = "";
+      let model = request.model;
+      let usage: ModelResponse["usage"];
+      let finished = false;
+      try {
+        for await (const chunk of stream) {
+          if (chunk.model) model = chunk.model;
+          if (chunk.usage)
+            usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
+          const choice = chunk.choices[0];
+          const piece = choice?.delta?.content;
+          if (piece) {
+            text += piece;
+            options.onText?.(piece);
+          }
+          if (choice?.finish_reason) finished = true;
+        }
+      } catch (error) {
+        throw brokenStreamError(this.name, error, text.length, options.signal);
+      }
+      // The SDK ends the iteration quietly when its request is aborted.
+      if (options.signal.aborted) throw new CancelledError(options.signal.reason);
+      if (!finished) throw unfinishedStreamError(this.name, "finish_reason", text.length);
+      return { text, model, ...(usage ? { usage } : {}) };
     } catch (error) {
       throw this.translate(OpenAI, error, options.signal);
     } finally {
@@ -40,7 +58,7 @@ export class OpenAIChatProvider implements ModelProvider {
   }
 
   private translate(OpenAI: typeof OpenAIClient, error: unknown, signal: AbortSignal): Error {
-    if (error instanceof ProviderError) return error;
+    if (error instanceof ProviderError || error instanceof CancelledError) return error;
     if (signal.aborted || error instanceof OpenAI.APIUserAbortError) return new CancelledError(signal.reason);
     if (error instanceof OpenAI.APIConnectionError) {
       return new ProviderError(

@@ -1,18 +1,23 @@
 import { appendFileSync, readFileSync } from "node:fs";
-import { ProviderConfigError, ProviderError, ScriptExhaustedError } from "../errors.js";
+import { CancelledError, ProviderConfigError, ProviderError, ScriptExhaustedError } from "../errors.js";
 import { abortableSleep } from "../time/abortable-sleep.js";
 import { chatCompletionsBody } from "./openai-body.js";
 import type { CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
 
 /**
- * One scripted reply. A plain string is a reply. An object may instead fail
- * with an HTTP-like error, wait first, or apply only to requests whose system
- * message or last user message contains the given text.
+ * One scripted reply. A plain string is a reply, streamed word by word. An
+ * object may give the streamed pieces itself (`chunks`, joined they are the
+ * reply) and a pause before each (`chunkDelayMs`), fail with an HTTP-like
+ * error (after its chunks, like a stream that breaks mid-way), wait first, or
+ * apply only to requests whose system message or last user message contains
+ * the given text.
  */
 export type ScriptEntry =
   | string
   | {
       reply?: string;
+      chunks?: string[];
+      chunkDelayMs?: number;
       error?: { status?: number; message: string };
       delayMs?: number;
       when?: { system?: string; content?: string };
@@ -92,10 +97,16 @@ export class ScriptedProvider implements ModelProvider {
     }
     this.used[index] = true;
     const entry = this.entries[index] as ScriptEntry;
-    if (typeof entry === "string") return { text: entry, model: request.model };
-    if (entry.delayMs) await abortableSleep(entry.delayMs, options.signal);
-    if (entry.error) throw new ProviderError(this.name, entry.error.status ?? 500, entry.error.message);
-    return { text: entry.reply ?? "", model: request.model };
+    const scripted = typeof entry === "string" ? { reply: entry } : entry;
+    if (scripted.delayMs) await abortableSleep(scripted.delayMs, options.signal);
+    const pieces = scripted.chunks ?? (scripted.error ? [] : wordPieces(scripted.reply ?? ""));
+    for (const piece of pieces) {
+      if (scripted.chunkDelayMs) await abortableSleep(scripted.chunkDelayMs, options.signal);
+      else if (options.signal.aborted) throw new CancelledError(options.signal.reason);
+      options.onText?.(piece);
+    }
+    if (scripted.error) throw new ProviderError(this.name, scripted.error.status ?? 500, scripted.error.message);
+    return { text: pieces.join(""), model: request.model };
   }
 
   /** The body an OpenAI-compatible server would receive. */
@@ -114,4 +125,9 @@ export class ScriptedProvider implements ModelProvider {
       return true;
     });
   }
+}
+
+/** A reply as a stream would bring it: words with the spaces after them (joined, exactly the reply). */
+function wordPieces(text: string): string[] {
+  return text.match(/\s*\S+\s*/gy) ?? (text === "" ? [] : [text]);
 }

@@ -21,6 +21,7 @@ export function sdkClientOptions(
   baseURL?: string;
   maxRetries: number;
   timeout: number;
+  logLevel: "off";
   fetch: (url: string | URL | Request, init?: RequestInit) => Promise<Response>;
 } {
   return {
@@ -28,6 +29,8 @@ export function sdkClientOptions(
     ...(options.baseUrl ? { baseURL: options.baseUrl } : {}),
     maxRetries: options.maxRetries ?? 2,
     timeout: options.timeoutMs ?? 600_000,
+    // The SDKs log a malformed stream chunk to the console; we report it as a ProviderError instead.
+    logLevel: "off",
     fetch: async (url, init) => {
       if (typeof init?.body === "string") onRequestBody?.(init.body);
       return fetch(url, init);

@@ -25,9 +25,15 @@ export interface CompleteOptions {
   signal: AbortSignal;
   /** Receives the exact request body (the bytes sent on the wire) before the request goes out. */
   onRequestBody?: (body: string) => void;
+  /**
+   * Receives each piece of the reply as it streams, in order; the pieces
+   * concatenate to the returned `text`. A provider that cannot stream never
+   * calls it (the runtime then emits the whole text as one piece).
+   */
+  onText?: (text: string) => void;
 }
 
-/** A model provider: turns a request into a reply. */
+/** A model provider: turns a request into a reply, streaming it through `onText` when it can. */
 export interface ModelProvider {
   /** "openai", "anthropic", "scripted", ... */
   readonly name: string;

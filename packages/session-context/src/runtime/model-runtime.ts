@@ -1,12 +1,21 @@
 import { createHash } from "node:crypto";
 import { requireContext, callIdOf } from "../context/accessors.js";
 import type { ActiveContext } from "../context/types.js";
-import { CancelledError, InvalidInputError, isCancellation, serializeError, toOpenProgramError } from "../errors.js";
+import {
+  CancelledError,
+  InvalidInputError,
+  isCancellation,
+  ProviderError,
+  serializeError,
+  toOpenProgramError,
+} from "../errors.js";
+import { mintNodeId } from "../ids.js";
 import type { ModelProvider, ModelRequest } from "../providers/types.js";
 import type { SessionNode } from "../store/types.js";
 import type { ReplaySlot } from "../turns/replay.js";
 import { renderPrompt, type RenderedPrompt } from "./render-prompt.js";
 import { chatTurnContext } from "./chat.js";
+import { StreamedReply } from "./streamed-reply.js";
 import type { ChatOptions, ExecOptions, Runtime } from "./types.js";
 import { storeInternals } from "../store/store-internals.js";
 
@@ -93,7 +102,8 @@ export class ModelRuntime implements Runtime {
     if (signal.aborted) throw new CancelledError(signal.reason);
     const request = this.request(record, options);
     const model = request.model;
-    let body = "";
+    // The bytes actually sent; until then, the bytes the provider says it will send.
+    let body = this.provider.requestBody?.(request) ?? "";
     const started = performance.now();
     const metadata = (): Record<string, unknown> => ({
       execution_kind: record.kind,
@@ -105,16 +115,50 @@ export class ModelRuntime implements Runtime {
       messages_count: record.prompt.messages.length,
       duration_seconds: (performance.now() - started) / 1000,
     });
-    const placement = callId === null ? { atHead: true, rootMarker: null } : {};
-    try {
-      const response = await this.provider.complete(request, { signal, onRequestBody: (sent) => (body = sent) });
-      const node = await context.writer.append(
+    const nodeId = mintNodeId();
+    const reply = new StreamedReply((text) =>
+      context.emit({ type: "delta", sessionId: context.sessionId, nodeId, text }),
+    );
+    // The running node is written while the request goes out (not before it): the first token is not kept
+    // waiting on the disk. A write that fails stops the request.
+    const stopRequest = new AbortController();
+    const appended = context.writer
+      .append(
         {
+          id: nodeId,
           role: "llm",
           name: model,
-          output: response.text,
+          output: null,
           caller: callId ?? "",
           reads: record.prompt.reads,
+          metadata: { status: "running", ...withoutDuration(metadata()) },
+        },
+        // A top-level reply hangs on the head; the head moves to it only when it completes.
+        callId === null ? { atHead: true, rootMarker: null, moveHead: false } : {},
+      )
+      .then(
+        () => reply.start(),
+        (error: unknown) => {
+          stopRequest.abort(error);
+          throw error;
+        },
+      );
+    appended.catch(() => undefined); // awaited below; this only marks it handled meanwhile
+    record.slot?.fill(nodeId);
+    try {
+      const response = await this.provider.complete(request, {
+        signal: AbortSignal.any([signal, stopRequest.signal]),
+        onRequestBody: (sent) => (body = sent),
+        onText: reply.push,
+      });
+      await appended;
+      if (reply.finish(response.text) === null) {
+        throw new ProviderError(this.provider.name, null, "the final reply differs from the text it streamed");
+      }
+      await context.writer.update(
+        nodeId,
+        {
+          output: response.text,
           metadata: {
             status: "completed",
             ...metadata(),
@@ -122,26 +166,22 @@ export class ModelRuntime implements Runtime {
             usage: response.usage ?? null,
           },
         },
-        placement,
+        { advanceHead: callId === null },
       );
-      record.slot?.fill(node.id);
       return response.text;
     } catch (error) {
+      await appended; // a failed write of the running node is the error to report (nothing to update)
       const cancelled = signal.aborted || isCancellation(error);
       const failure = cancelled ? new CancelledError(signal.reason) : toOpenProgramError(error);
-      const node = await context.writer.append(
-        {
-          role: "llm",
-          name: model,
-          output: null,
-          caller: callId ?? "",
-          reads: record.prompt.reads,
-          metadata: { status: cancelled ? "cancelled" : "failed", ...metadata(), error: serializeError(failure) },
+      await context.writer.update(nodeId, {
+        output: null,
+        metadata: {
+          status: cancelled ? "cancelled" : "failed",
+          ...metadata(),
+          error: serializeError(failure),
+          partial_output: reply.text,
         },
-        // A failed reply never becomes the conversation head.
-        {},
-      );
-      record.slot?.fill(node.id);
+      });
       throw failure;
     }
   }
@@ -154,6 +194,12 @@ function sessionNodes(context: ActiveContext): {
 } {
   const snapshot = storeInternals(context.db).snapshotSync(context.sessionId);
   return { nodes: snapshot.byId, ordered: snapshot.ordered };
+}
+
+/** A running node has no duration yet (the final update records it). */
+function withoutDuration(metadata: Record<string, unknown>): Record<string, unknown> {
+  const { duration_seconds: _duration, ...rest } = metadata;
+  return rest;
 }
 
 function docOf(node: SessionNode | undefined): string | null {

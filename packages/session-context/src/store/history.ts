@@ -116,7 +116,7 @@ export class HistoryFiles {
       const head = readMeta().head_id ?? null;
       if (options.atHead) {
         predecessor = head ?? (options.rootMarker === undefined ? "ROOT" : options.rootMarker);
-        movedHead = true;
+        movedHead = options.moveHead !== false;
       } else {
         movedHead = head !== null && predecessor === head;
       }

@@ -1,5 +1,5 @@
 import type { SessionDB } from "./session-db.js";
-import type { AppendOptions, NodeDraft, NodePatch, SessionNode } from "./types.js";
+import type { AppendOptions, NodeDraft, NodePatch, SessionNode, UpdateOptions } from "./types.js";
 import { storeInternals } from "./store-internals.js";
 
 /** Called after each write, so adapters can stream the DAG as it grows. */
@@ -31,9 +31,9 @@ export class SessionNodeWriter {
   }
 
   /** Updates a node (see SessionDB.updateNode). */
-  async update(nodeId: string, patch: NodePatch): Promise<SessionNode> {
+  async update(nodeId: string, patch: NodePatch, options: UpdateOptions = {}): Promise<SessionNode> {
     await this.hooks.beforeWrite?.();
-    const node = await this.db.updateNode(this.sessionId, nodeId, patch);
+    const node = await this.db.updateNode(this.sessionId, nodeId, patch, options);
     this.hooks.afterWrite?.("update", node);
     return node;
   }

@@ -31,6 +31,7 @@ import { registerStoreInternals } from "./store-internals.js";
 import { hasLeaseFiles, liveTurnLeases, releaseTurnLease, takeTurnLease } from "./turn-lease.js";
 import type {
   AppendOptions,
+  UpdateOptions,
   GitLogEntry,
   NodeDraft,
   NodePatch,
@@ -423,9 +424,23 @@ export class SessionDB {
   }
 
   /** Replaces output/input/reads and merges metadata of an existing node. */
-  async updateNode(sessionId: string, nodeId: string, patch: NodePatch): Promise<SessionNode> {
+  async updateNode(
+    sessionId: string,
+    nodeId: string,
+    patch: NodePatch,
+    options: UpdateOptions = {},
+  ): Promise<SessionNode> {
     const paths = this.requirePaths(sessionId);
-    return this.withSessionLock(sessionId, () => this.history.update(paths, sessionId, nodeId, patch));
+    return this.withSessionLock(sessionId, async () => {
+      const node = await this.history.update(paths, sessionId, nodeId, patch);
+      if (options.advanceHead && node.caller === "") {
+        // Only a reply that still extends the head moves it: a branch made meanwhile keeps its place.
+        const head = this.readMetaSync(sessionId).head_id ?? null;
+        const predecessor = node.predecessor === "ROOT" ? null : node.predecessor;
+        if (head === predecessor) await this.writeMeta(sessionId, { head_id: node.id });
+      }
+      return node;
+    });
   }
 
   /**

@@ -51,6 +51,18 @@ export interface AppendOptions {
   atHead?: boolean;
   /** Predecessor used by `atHead` in a session with no head yet: "ROOT" or null. */
   rootMarker?: "ROOT" | null;
+  /**
+   * With `atHead`: false links the node to the head but leaves head_id where
+   * it is, for a reply still streaming; `updateNode(..., { advanceHead })`
+   * moves the head once it completes. Default true.
+   */
+  moveHead?: boolean;
+}
+
+/** Options of `updateNode`. */
+export interface UpdateOptions {
+  /** Make the node the head if the head is still its predecessor (a reply appended with `moveHead: false`). */
+  advanceHead?: boolean;
 }
 
 /** Session status as shown in the registry; "damaged": its meta.json cannot be read (see `sessions doctor`). */

@@ -4,13 +4,10 @@ import { ScriptedProvider, type ScriptEntry } from "../providers/scripted.js";
 import { ModelRuntime } from "../runtime/model-runtime.js";
 
 export { createScriptedAsker, type ScriptedAnswer, type ScriptedAsker } from "../ask/scripted-asker.js";
-export {
-  startFakeOpenAIServer,
-  type FakeOpenAIServer,
-  type FakeReply,
-  type FakeReplyHandler,
-  type ReceivedRequest,
-} from "./openai-server.js";
+export { startFakeOpenAIServer, type FakeOpenAIServer } from "./openai-server.js";
+export { startFakeAnthropicServer, type FakeAnthropicServer } from "./anthropic-server.js";
+export type { FakeProviderServer, FakeReplyHandler, ReceivedRequest } from "./provider-server.js";
+export { wordChunks, type FakeError, type FakeReply, type FakeStream } from "./fake-reply.js";
 export {
   createTempStore,
   PYTHON_SESSIONS_FIXTURE,

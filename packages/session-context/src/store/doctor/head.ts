@@ -45,11 +45,19 @@ async function repairHead(scan: SessionScan, head: string | null, finding: Docto
   finding.remedy = `Set head_id to ${head ?? "null"}.`;
 }
 
-/** The last top-level conversation node, following predecessor links from the newest. */
+/**
+ * The last top-level conversation node, following predecessor links from the
+ * newest. Failed work is never the head, nor a reply that did not complete
+ * (one still streaming, cancelled or interrupted hangs on the head without
+ * becoming it).
+ */
 export function computeHead(nodes: SessionNode[]): string | null {
   const conversation = nodes.filter(
     (node) =>
-      node.caller === "" && !(node.role === "user" && node.name === "ask_user") && node.metadata.status !== "failed",
+      node.caller === "" &&
+      !(node.role === "user" && node.name === "ask_user") &&
+      node.metadata.status !== "failed" &&
+      !(node.role === "llm" && node.metadata.status !== undefined && node.metadata.status !== "completed"),
   );
   if (conversation.length === 0) return null;
   const referenced = new Set(conversation.map((node) => node.predecessor));

@@ -1,0 +1,47 @@
+/**
+ * What a fake provider server answers one request with: a reply text
+ * (streamed word by word when the request streams), an HTTP error, a reply
+ * after a pause, or a stream spelled out chunk by chunk.
+ */
+export type FakeReply = string | FakeError | { delayMs: number; reply: string } | FakeStream;
+
+/** An HTTP error in the provider's error envelope. */
+export interface FakeError {
+  status: number;
+  message: string;
+  type?: string;
+}
+
+/** A streamed reply, chunk by chunk. */
+export interface FakeStream {
+  /** The reply's pieces, one stream chunk each. */
+  chunks: string[];
+  /** Pause before the first chunk (the server's time to first byte). */
+  delayMs?: number;
+  /** Pause before each later chunk. */
+  chunkDelayMs?: number;
+  /**
+   * Break the stream after the chunks: "reset" destroys the connection
+   * mid-chunk, "not_json" sends a chunk whose data is not JSON, "cut" ends
+   * the response cleanly but without the stream's end marker.
+   */
+  breakAfter?: "reset" | "not_json" | "cut";
+  /** Usage the stream reports; default: request body length in, reply length out. */
+  usage?: { input: number; output: number };
+}
+
+/** A reply as the servers play it. */
+export type PlannedReply = { kind: "error"; error: FakeError } | { kind: "stream"; stream: FakeStream };
+
+/** Normalises a handler's answer. */
+export function planReply(reply: FakeReply): PlannedReply {
+  if (typeof reply === "string") return { kind: "stream", stream: { chunks: wordChunks(reply) } };
+  if ("status" in reply) return { kind: "error", error: reply };
+  if ("chunks" in reply) return { kind: "stream", stream: reply };
+  return { kind: "stream", stream: { chunks: wordChunks(reply.reply), delayMs: reply.delayMs } };
+}
+
+/** Words with the spaces around them; joined, exactly `text`. */
+export function wordChunks(text: string): string[] {
+  return text.match(/\s*\S+\s*/gy) ?? (text === "" ? [] : [text]);
+}

@@ -1,6 +1,7 @@
 // A process killed (SIGKILL) while a reply streams leaves its llm node `running`: recovery
 // records it interrupted (the abandoned-turn policy), the doctor is content, and resuming the
 // turn reuses the replies that completed and sends the interrupted request again, byte for byte.
+import { storeInternals } from "../src/store/store-internals.js";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, expect, it } from "vitest";
@@ -65,8 +66,8 @@ it("a turn killed mid-stream is recovered as interrupted and resumes with the sa
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise((resolve) => child.on("exit", resolve));
   const running = (): boolean =>
-    store.db.hasSession("killed") &&
-    new SessionDB({ root: store.root })
+    storeInternals(store.db).exists("killed") &&
+    storeInternals(new SessionDB({ root: store.root }))
       .readHistorySync("killed")
       .nodes.some((node) => node.role === "llm" && node.metadata.status === "running");
   await waitFor(() => (server.requests[1]?.timing.firstByteAt ?? null) !== null && running(), "the reply to stream");
@@ -77,7 +78,7 @@ it("a turn killed mid-stream is recovered as interrupted and resumes with the sa
 
   // A new store object, as after a restart: nobody holds the turn, so it is recovered.
   const restarted = new SessionDB({ root: store.root });
-  expect(await restarted.recoverIfAbandoned("killed")).toBe(true);
+  expect(await restarted.recover("killed")).toBe(true);
   const llm = (await restarted.loadNodes("killed")).filter((node) => node.role === "llm");
   expect(llm.map((node) => node.metadata.status)).toEqual(["completed", "interrupted"]);
   expect((await doctorSessions({ db: restarted, sessionId: "killed" })).findings.map((f) => f.kind)).not.toContain(

@@ -1,5 +1,6 @@
 // Streaming through the core: both HTTP providers against real loopback servers speaking their
 // streaming wire protocols (OpenAI SSE chunks, Anthropic's event stream), and the scripted provider.
+import { storeInternals } from "../src/store/store-internals.js";
 import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -196,15 +197,18 @@ describe("streamed chat on the conversation branch", () => {
       const { sessionId, result } = await runStreamed("openai", server, () => chat("Hello"), {
         onDelta: (id) => {
           if (headWhileStreaming !== undefined) return;
-          userId = store.db.snapshotSync(id).ordered.find((node) => node.role === "user")?.id ?? "";
-          headWhileStreaming = store.db.readMetaSync(id).head_id;
+          userId =
+            storeInternals(store.db)
+              .snapshotSync(id)
+              .ordered.find((node) => node.role === "user")?.id ?? "";
+          headWhileStreaming = storeInternals(store.db).readMetaSync(id).head_id;
         },
       });
       expect(result).toBe("Hi there.");
       expect(headWhileStreaming).toBe(userId);
       const reply = await llmNode(sessionId);
       expect(reply.predecessor).toBe(userId);
-      expect(store.db.readMetaSync(sessionId).head_id).toBe(reply.id);
+      expect(storeInternals(store.db).readMetaSync(sessionId).head_id).toBe(reply.id);
     } finally {
       await server.close();
     }
@@ -216,7 +220,7 @@ describe("streamed chat on the conversation branch", () => {
       const { sessionId, result } = await runStreamed("openai", server, () => chat("Hello"));
       expect(result).toBeInstanceOf(ProviderError);
       const user = (await store.db.loadNodes(sessionId)).find((node) => node.role === "user");
-      expect(store.db.readMetaSync(sessionId).head_id).toBe(user?.id);
+      expect(storeInternals(store.db).readMetaSync(sessionId).head_id).toBe(user?.id);
       expect((await llmNode(sessionId)).metadata).toMatchObject({ status: "failed", partial_output: "Hal" });
     } finally {
       await server.close();

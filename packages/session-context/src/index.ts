@@ -178,3 +178,4 @@ export {
 
 // Carrying a turn across a process boundary (the process runner uses these)
 export { beginCurrentTurn, recordAbandonedNodes, relaySessionEvent } from "./context/relay.js";
+export { CAPTURE_CONTENT_VARIABLE, GEN_AI, parseTraceparent, traceparentOf } from "./telemetry/spans.js";

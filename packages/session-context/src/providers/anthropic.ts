@@ -26,7 +26,12 @@ export class AnthropicProvider implements ModelProvider {
       return {
         text,
         model: message.model,
-        usage: { inputTokens: message.usage.input_tokens, outputTokens: message.usage.output_tokens },
+        usage: {
+          inputTokens: message.usage.input_tokens,
+          outputTokens: message.usage.output_tokens,
+          cachedInputTokens: message.usage.cache_read_input_tokens ?? undefined,
+        },
+        ...(message.stop_reason ? { finishReason: message.stop_reason } : {}),
       };
     } catch (error) {
       if (error instanceof ProviderError) throw error;

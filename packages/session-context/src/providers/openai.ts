@@ -25,7 +25,12 @@ export class OpenAIChatProvider implements ModelProvider {
       return {
         text: choice.message?.content ?? "",
         model: completion.model ?? request.model,
-        usage: { inputTokens: completion.usage?.prompt_tokens, outputTokens: completion.usage?.completion_tokens },
+        usage: {
+          inputTokens: completion.usage?.prompt_tokens,
+          outputTokens: completion.usage?.completion_tokens,
+          cachedInputTokens: completion.usage?.prompt_tokens_details?.cached_tokens,
+        },
+        ...(choice.finish_reason ? { finishReason: choice.finish_reason } : {}),
       };
     } catch (error) {
       throw this.translate(OpenAI, error, options.signal);

@@ -4,6 +4,7 @@ import type { ActiveContext } from "../context/types.js";
 import { CancelledError, InvalidInputError, isCancellation, serializeError, toOpenProgramError } from "../errors.js";
 import type { ModelProvider, ModelRequest } from "../providers/types.js";
 import type { SessionNode } from "../store/types.js";
+import { endChatSpan, failSpan, parentContextOf, startChatSpan } from "../telemetry/spans.js";
 import type { ReplaySlot } from "../turns/replay.js";
 import { renderPrompt, type RenderedPrompt } from "./render-prompt.js";
 import type { ExecOptions, Runtime } from "./types.js";
@@ -95,8 +96,16 @@ export class ModelRuntime implements Runtime {
       duration_seconds: (performance.now() - started) / 1000,
     });
     const placement = callId === null ? { atHead: true, rootMarker: null } : {};
+    const span = startChatSpan(context.trace ?? parentContextOf(null), {
+      sessionId: context.sessionId,
+      provider: this.provider.name,
+      request,
+    }).span;
+    let replied = false;
     try {
       const response = await this.provider.complete(request, { signal, onRequestBody: (sent) => (body = sent) });
+      replied = true;
+      endChatSpan(span, response);
       const node = await context.writer.append(
         {
           role: "llm",
@@ -118,6 +127,7 @@ export class ModelRuntime implements Runtime {
     } catch (error) {
       const cancelled = signal.aborted || isCancellation(error);
       const failure = cancelled ? new CancelledError(signal.reason) : toOpenProgramError(error);
+      if (!replied) failSpan(span, failure, { cancelled });
       const node = await context.writer.append(
         {
           role: "llm",

@@ -114,6 +114,8 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
         hint: "the client stopped reading its frames; it was disconnected",
       }),
     );
+    const traceparent = request.headers.traceparent;
+    if (typeof traceparent === "string") client.traceparent = traceparent;
     clients.set(socket, client);
     log.info("connection_open", {
       client: client.id,

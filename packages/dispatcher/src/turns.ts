@@ -271,6 +271,7 @@ export class Turns {
           signal: turn.controller.signal,
           onEvent: this.onEvent,
           fromEnvironment: false,
+          ...(client.traceparent ? { traceparent: client.traceparent } : {}),
           db: this.deps.db,
           ...(this.deps.runtime !== undefined ? { runtime: this.deps.runtime } : {}),
         },

@@ -92,7 +92,10 @@ describe("openprogram research", () => {
     const agent = nodes.find((node) => node.name === "research_agent");
     expect(agent?.caller).toBe("");
     expect(agent?.metadata.status).toBe("completed");
-    const stages = nodes.filter((node) => node.role === "code" && node.caller === agent?.id).map((node) => node.name);
+    // Stages, not the hidden write_artifact calls between them.
+    const stages = nodes
+      .filter((node) => node.role === "code" && node.caller === agent?.id && node.name !== "write_artifact")
+      .map((node) => node.name);
     expect(stages.slice(0, 4)).toEqual(["survey_literature", "propose_ideas", "choose_idea", "design_experiments"]);
   });
 

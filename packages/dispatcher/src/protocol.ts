@@ -143,6 +143,8 @@ export interface ProgramInfo {
 /** An error as it travels in frames. */
 export interface FrameError {
   code: string;
+  /** The error's class name (`TypeError`, `ProviderError`...), in `turn_failed`: the same as the CLI and the node report. */
+  name?: string;
   message: string;
 }
 

@@ -6,6 +6,7 @@ import {
   RuntimeMissingError,
   SessionBusyError,
   sessionContext,
+  serializeError,
   toOpenProgramError,
   TurnSuspendedError,
   type PreparedResume,
@@ -17,7 +18,7 @@ import { MAX_TURNS_PER_CONNECTION, type Client } from "./client.js";
 import { ServerBusyError, ShuttingDownError, TooManyTurnsError } from "./errors.js";
 import type { EventLogger } from "./logging.js";
 import type { ProgramRegistry, RegisteredProgram } from "./programs.js";
-import type { ChatFrame, RunFrame, SessionFrame, TurnDoneFrame, TurnFailedFrame } from "./protocol.js";
+import type { ChatFrame, FrameError, RunFrame, SessionFrame, TurnDoneFrame, TurnFailedFrame } from "./protocol.js";
 import type { Subscriptions } from "./subscriptions.js";
 import type { WebAsker } from "./web-asker.js";
 
@@ -313,20 +314,23 @@ export class Turns {
         duration_ms: elapsed(started),
       });
     } catch (caught) {
-      const error = toOpenProgramError(caught);
-      const failure = { code: error.code, message: error.message };
       if (opened.turn === undefined) {
+        const error = toOpenProgramError(caught);
         // The session could not even be opened (e.g. an unwritable store): nothing ran, so no turn frames.
         client.send({
           type: "error",
-          code: failure.code,
-          message: failure.message,
+          code: error.code,
+          message: error.message,
           action: kind,
           ...(clientMsgId !== undefined ? { ref: clientMsgId } : {}),
         });
-        log.error("turn_rejected", { client: client.id, ...labels, error_code: failure.code });
+        log.error("turn_rejected", { client: client.id, ...labels, error_code: error.code });
         return;
       }
+      // The failure as the node records it and every entry reports it: a program's own TypeError is
+      // { code: "error", name: "TypeError" } here as on the command line, not the server's internal_error.
+      const { code, name, message } = serializeError(caught);
+      const failure: FrameError = { code, name, message };
       const { sessionId, turnId } = opened.turn;
       this.publishToTurn(client, {
         type: "turn_failed",

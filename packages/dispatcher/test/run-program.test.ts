@@ -147,7 +147,8 @@ describe("run frames", () => {
     const client = await failing.connect();
     client.send({ type: "run", program: "boom" });
     const failed = await client.next("turn_failed");
-    expect(failed.error).toEqual({ code: "internal_error", message: "kaboom" });
+    // The same code, class name and message as the CLI reports and the node records (issue 17 §5).
+    expect(failed.error).toEqual({ code: "error", name: "TypeError", message: "kaboom" });
     const nodes = await failing.store.db.loadNodes(failed.session_id);
     expect(nodes[0]?.metadata).toMatchObject({ status: "failed", error: { name: "TypeError", message: "kaboom" } });
     expect(asFrame(await client.request({ type: "list_programs" }, "programs"), "programs").programs).toHaveLength(1);

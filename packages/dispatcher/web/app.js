@@ -149,7 +149,7 @@ function handle(frame) {
       if (frame.session_id === state.sessionId) {
         setBusy(false);
         showError(
-          `The turn ${frame.error.code === "cancelled" ? "was cancelled" : "failed"}: ${frame.error.message} (${frame.error.code})`,
+          `The turn ${frame.error.code === "cancelled" ? "was cancelled" : "failed"}: ${frame.error.message} (${errorLabel(frame.error)})`,
         );
         // A stopped turn can be continued: ask what a Continue would resume.
         send({ type: "get_session", session_id: frame.session_id });
@@ -475,6 +475,11 @@ function formatTime(seconds) {
 
 function formatDuration(seconds) {
   return seconds < 1 ? `${Math.round(seconds * 1000)} ms` : `${seconds.toFixed(2)} s`;
+}
+
+/** As the CLI prints it: the code, or the class name of a program's own error (code "error"). */
+function errorLabel(error) {
+  return error.code === "error" && error.name ? error.name : error.code;
 }
 
 function showError(message) {

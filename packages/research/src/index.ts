@@ -9,6 +9,12 @@ export { DEFAULT_SECTIONS, sectionTitle } from "./sections.js";
 export { ArtifactWriteError, ReplyFormatError, type ResearchErrorCode } from "./errors.js";
 export { ArtifactWriter } from "./artifacts/artifact-writer.js";
 export {
+  RecordedArtifacts,
+  WRITE_ARTIFACT_DOC,
+  type ArtifactWriteInput,
+  type ArtifactWriteOutcome,
+} from "./artifacts/recorded-artifacts.js";
+export {
   CHOSEN_IDEA_FILE,
   EXPERIMENT_PLAN_FILE,
   IDEAS_FILE,

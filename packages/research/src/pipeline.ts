@@ -1,5 +1,5 @@
 import { hasErrorCode } from "@openprogram/session-context";
-import type { ArtifactWriter } from "./artifacts/artifact-writer.js";
+import type { RecordedArtifacts } from "./artifacts/recorded-artifacts.js";
 import {
   CHOSEN_IDEA_FILE,
   EXPERIMENT_PLAN_FILE,
@@ -37,20 +37,20 @@ export interface PipelineRequest {
 
 /**
  * Runs the stages in order, passing each the data it needs and writing each
- * result to the work dir as soon as it exists, so a failure later keeps what
- * was done. A declined idea choice stops the run with what it has; any other
+ * result to the work dir as soon as it exists (a recorded write_artifact
+ * call), so a failure later keeps what was done. A declined idea choice stops the run with what it has; any other
  * error propagates (the failing stage's node records it).
  */
 export async function runPipeline(
   { task, sections, interactive }: PipelineRequest,
-  artifacts: ArtifactWriter,
+  artifacts: RecordedArtifacts,
 ): Promise<ResearchResult> {
   const review = await surveyLiterature({ task });
   const literatureReview = renderLiteratureReview(review);
-  artifacts.write(LITERATURE_REVIEW_FILE, literatureReview);
+  await artifacts.write(LITERATURE_REVIEW_FILE, literatureReview);
 
   const ideas = await proposeIdeas({ task, literatureReview: review.text });
-  artifacts.write(IDEAS_FILE, renderIdeas(ideas));
+  await artifacts.write(IDEAS_FILE, renderIdeas(ideas));
 
   const base = { task, sections, literatureReview, ideas };
   let chosen: ChosenIdea;
@@ -72,10 +72,10 @@ export async function runPipeline(
       revised: false,
     };
   }
-  artifacts.write(CHOSEN_IDEA_FILE, renderChosenIdea(chosen));
+  await artifacts.write(CHOSEN_IDEA_FILE, renderChosenIdea(chosen));
 
   const plan = await designExperiments({ task, idea: chosen.idea, openProblems: review.openProblems });
-  artifacts.write(EXPERIMENT_PLAN_FILE, renderExperimentPlan(plan));
+  await artifacts.write(EXPERIMENT_PLAN_FILE, renderExperimentPlan(plan));
 
   let drafts: SectionDraft[] = [];
   for (const section of sections) {
@@ -88,20 +88,20 @@ export async function runPipeline(
       previousSections: drafts,
     });
     drafts = [...drafts, draft];
-    artifacts.write(sectionFile(draft.section), renderSection(draft));
+    await artifacts.write(sectionFile(draft.section), renderSection(draft));
   }
   let paper = renderPaper(chosen.idea.title, drafts);
-  artifacts.write(PAPER_FILE, paper);
+  await artifacts.write(PAPER_FILE, paper);
 
   const verdict = await reviewPaper({ task, paper });
-  artifacts.write(REVIEW_FILE, renderReview(verdict));
+  await artifacts.write(REVIEW_FILE, renderReview(verdict));
 
   const revised = verdict.decision === "revise";
   if (revised) {
     const revision = await revisePaper({ task, sections, paper, review: verdict.text });
-    for (const draft of revision) artifacts.write(sectionFile(draft.section), renderSection(draft));
+    for (const draft of revision) await artifacts.write(sectionFile(draft.section), renderSection(draft));
     paper = renderPaper(chosen.idea.title, revision);
-    artifacts.write(PAPER_FILE, paper);
+    await artifacts.write(PAPER_FILE, paper);
   }
 
   const files = { artifacts: [...artifacts.written], versioned: [...artifacts.versioned] };

@@ -7,6 +7,7 @@ import {
   RuntimeMissingError,
 } from "@openprogram/session-context";
 import { ArtifactWriter } from "./artifacts/artifact-writer.js";
+import { RecordedArtifacts } from "./artifacts/recorded-artifacts.js";
 import { runPipeline } from "./pipeline.js";
 import { resolveSections } from "./sections.js";
 import { CHOOSE_IDEA_QUESTION } from "./stages/choose-idea.js";
@@ -40,6 +41,6 @@ export const researchAgent = agenticFunction<ResearchInput, ResearchResult>(
       sections: resolveSections(input.sections),
       interactive: input.interactive === true,
     };
-    return runPipeline(request, new ArtifactWriter(workDir));
+    return runPipeline(request, new RecordedArtifacts(new ArtifactWriter(workDir)));
   },
 );

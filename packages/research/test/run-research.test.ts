@@ -9,6 +9,7 @@ import {
   researchAgent,
   runResearch,
   UNVERIFIED_BANNER,
+  WRITE_ARTIFACT_DOC,
   type ResearchResult,
 } from "../src/index.js";
 import { startResearchFixture, type ResearchFixture } from "./helpers/fixture.js";
@@ -152,7 +153,30 @@ describe("runResearch, end to end against a loopback OpenAI-compatible server", 
       metadata: { status: "completed", expose: "output", doc: RESEARCH_AGENT_DOC },
     });
     expect(agent.input).toMatchObject({ task: TASK, workDir: fixture.workDir() });
-    const stageNodes = nodes.filter((node) => node.role === "code" && node.caller === agent.id);
+    const underAgent = nodes.filter((node) => node.role === "code" && node.caller === agent.id);
+    const stageNodes = underAgent.filter((node) => node.name !== "write_artifact");
+    // Each file the run writes is a hidden write_artifact call (a resume replays it instead of writing again).
+    const writes = underAgent.filter((node) => node.name === "write_artifact");
+    expect(writes.map((node) => (node.input as { artifact: string }).artifact)).toEqual([
+      "literature review/review.md",
+      "ideas/ideas.md",
+      "ideas/chosen.md",
+      "experiments/plan.md",
+      ...DEFAULT_SECTIONS.map((section) => `paper/${section}.md`),
+      "paper/paper.md",
+      "review/review.md",
+      ...DEFAULT_SECTIONS.map((section) => `paper/${section}.md`),
+      "paper/paper.md",
+    ]);
+    for (const write of writes) {
+      expect(write.metadata).toMatchObject({ status: "completed", expose: "hidden", doc: WRITE_ARTIFACT_DOC });
+      const { artifact, sha256 } = write.input as { artifact: string; sha256: string };
+      expect(sha256).toMatch(/^[0-9a-f]{64}$/);
+      expect(write.output).toMatchObject({ artifact, sha256 });
+    }
+    expect(writes.map((node) => (node.output as { versioned: string | null }).versioned).filter(Boolean)).toEqual(
+      run.result.versioned,
+    );
     expect(stageNodes.map((node) => node.name)).toEqual([
       "survey_literature",
       "propose_ideas",

@@ -57,3 +57,13 @@ Keep what the user did not ask to change.`,
   },
   async ({ request }, { runtime }) => runtime.exec(`Request: ${request}`),
 );
+
+/** A program's own bug after a model call: every entry must report the same code, class name and message. */
+export const brokenPlan = agenticFunction(
+  { name: "broken_plan", doc: "Draft a plan, then read a field the reply does not have." },
+  async ({ destination }, { runtime }) => {
+    const draft = await runtime.exec(`Destination: ${destination}`);
+    const parsed = draft.startsWith("{") ? JSON.parse(draft) : undefined;
+    return parsed.plan.days;
+  },
+);

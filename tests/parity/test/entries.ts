@@ -14,6 +14,7 @@ import {
   createRuntime,
   createScriptedAsker,
   isAgenticFunction,
+  serializeError,
   SessionDB,
   sessionContext,
   type AgenticFunction,
@@ -46,6 +47,26 @@ export interface StepOutcome {
   sessionId: string;
   created: boolean;
   result: unknown;
+}
+
+/** A step's failure as its entry reported it: the same three fields everywhere (issue 17 §5). */
+export interface ReportedFailure {
+  code: string;
+  name: string;
+  message: string;
+}
+
+/** Thrown by every entry's runner when the step failed, carrying what that entry reported. */
+export class StepFailure extends Error {
+  constructor(readonly failure: ReportedFailure) {
+    super(`step failed: [${failure.code}/${failure.name}] ${failure.message}`);
+  }
+}
+
+/** In-process and child-process failures are the thrown errors themselves. */
+function rethrowAsStepFailure(error: unknown): never {
+  const { code, name, message } = serializeError(error);
+  throw new StepFailure({ code, name, message });
 }
 
 /** Everything one entry recorded over a scenario. */
@@ -140,7 +161,7 @@ async function runInProcess(workspace: Workspace, step: Step, sessionId: string 
       ...(sessionId ? { sessionId } : {}),
     },
     async (session) => ({ sessionId: session.sessionId, created: session.created, result: await fn(step.input) }),
-  );
+  ).catch(rethrowAsStepFailure);
 }
 
 async function runThroughChild(workspace: Workspace, step: Step, sessionId: string | undefined): Promise<StepOutcome> {
@@ -163,7 +184,7 @@ async function runThroughChild(workspace: Workspace, step: Step, sessionId: stri
         env: workspace.env,
       }).result,
     }),
-  );
+  ).catch(rethrowAsStepFailure);
 }
 
 async function runThroughCli(workspace: Workspace, step: Step, sessionId: string | undefined): Promise<StepOutcome> {
@@ -179,9 +200,15 @@ async function runThroughCli(workspace: Workspace, step: Step, sessionId: string
     "--json",
   ];
   if (sessionId) args.push("--session", sessionId);
-  const parsed = await runCliJson<{ session_id: string; created: boolean; result: unknown }>(args, {
-    env: workspace.env,
-  });
+  const { code, stdout, stderr } = await runCli(args, { env: workspace.env });
+  const parsed = (() => {
+    try {
+      return JSON.parse(stdout) as { session_id: string; created: boolean; result: unknown; error?: ReportedFailure };
+    } catch {
+      throw new Error(`openprogram run exited ${code} without its --json line:\n${stderr}\n${stdout}`);
+    }
+  })();
+  if (parsed.error) throw new StepFailure(parsed.error);
   return { sessionId: parsed.session_id, created: parsed.created, result: parsed.result };
 }
 
@@ -229,6 +256,7 @@ export async function turnOverWebSocket(
         );
       } else if (received.type === "turn_done")
         return { sessionId: announced.session_id, created: announced.created, result: received.result };
+      else if (received.type === "turn_failed") throw new StepFailure(received.error as ReportedFailure);
       else throw new Error(`dispatcher: ${JSON.stringify(received)}`);
     }
   } finally {

@@ -3,14 +3,18 @@
 // file must be complete JSON, no seq duplicated, nodes left running are
 // recorded interrupted once the session is opened for a turn, the status must
 // not be stuck, and --session continues.
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { collect, spawnCli, stopCliProcesses } from "@openprogram/cli/testing";
 import { doctorSessions, SessionDB } from "@openprogram/session-context";
-import { removeTree } from "@openprogram/session-context/testing";
 import { afterAll, describe, expect, it } from "vitest";
+import {
+  assertConsistentAfterKill,
+  createKillHome,
+  killAfter,
+  spreadKillDelays,
+  startKillable,
+} from "./helpers/kill.js";
 
 const PROGRAM = `${fileURLToPath(new URL("../programs/long-turn.mjs", import.meta.url))}#work`;
 // Each kill costs a CLI start-up (most of it), part of a run and a check of the store: 50 kills
@@ -24,60 +28,18 @@ const SPREAD_KILLS = 16;
 const COMMIT_PHASE_KILLS = 8;
 const KILLS = SPREAD_KILLS + COMMIT_PHASE_KILLS;
 
-const home = mkdtempSync(join(tmpdir(), "openprogram-kill-"));
-afterAll(async () => {
-  // A killed CLI can leave its git running in the session: reap every process group first.
-  await stopCliProcesses();
-  removeTree(home);
-});
-const root = join(home, "sessions");
+const killHome = createKillHome("openprogram-kill-", { OPENPROGRAM_PROVIDER: "scripted" });
+afterAll(() => killHome.cleanup());
+const { root, home } = killHome;
 const script = join(home, "replies.json");
 writeFileSync(
   script,
   JSON.stringify(Array.from({ length: 10_000 }, (_, index) => ({ reply: `done ${index}`, delayMs: 3 }))),
 );
-const env = {
-  PATH: process.env.PATH ?? "/usr/bin:/bin",
-  HOME: home,
-  OPENPROGRAM_HOME: home,
-  OPENPROGRAM_PROVIDER: "scripted",
-  OPENPROGRAM_SCRIPT: script,
-};
+const env = { ...killHome.env, OPENPROGRAM_SCRIPT: script };
 
-function startRun(sessionId: string): { exited: Promise<number | null>; kill: () => void } {
-  const child = spawnCli(["run", PROGRAM, "--input", JSON.stringify({ steps: 12 }), "--session", sessionId], { env });
-  child.stdin.end();
-  return {
-    exited: collect(child).then((result) => result.code),
-    // The CLI process only, as a crash would: what it started (git) carries on.
-    kill: () => child.kill("SIGKILL"),
-  };
-}
-
-/** Checks the store as a freshly started process would see it once it opened the session for a turn. */
-async function assertConsistent(sessionId: string): Promise<void> {
-  const db = new SessionDB({ root });
-  // Reads report the status as recorded; opening the session for a turn recovers a killed turn.
-  await db.openSession(sessionId);
-  const record = await db.getSession(sessionId);
-  expect(record, "the session is still in the registry").not.toBeNull();
-  expect(["running", "needs_input"], "the status is not stuck").not.toContain(record?.status);
-  const history = join(root, sessionId, "history");
-  const seqs = new Set<number>();
-  for (const file of readdirSync(history)) {
-    expect(file, "no temp file is left where a node belongs").toMatch(
-      /^\d{4,}-[ulc]-[0-9a-f]{12}\.json$|^\..*\.tmp-[0-9a-f]+$/,
-    );
-    if (file.startsWith(".")) continue;
-    const node = JSON.parse(readFileSync(join(history, file), "utf8")) as { seq: number };
-    expect(seqs.has(node.seq), `seq ${node.seq} is not duplicated`).toBe(false);
-    seqs.add(node.seq);
-  }
-  const loaded = await db.readHistory(sessionId);
-  expect(loaded.problems).toEqual([]);
-  expect(
-    loaded.nodes.filter((node) => node.metadata.status === "running" || node.metadata.status === "waiting"),
-  ).toEqual([]);
+function startRun(sessionId: string): ReturnType<typeof startKillable> {
+  return startKillable(["run", PROGRAM, "--input", JSON.stringify({ steps: 12 }), "--session", sessionId], env);
 }
 
 describe("kill -9 of a CLI run at random points", () => {
@@ -85,23 +47,17 @@ describe("kill -9 of a CLI run at random points", () => {
     const sessionId = "crash_test";
     // How long a whole run takes here, to spread the kills over it.
     const started = Date.now();
-    expect(await startRun(sessionId).exited).toBe(0);
+    expect((await startRun(sessionId).exited).code).toBe(0);
     const fullRunMs = Date.now() - started;
-    const delays: number[] = [];
+    // Kills spread over the whole run, from start-up on; then some in its last quarter, where the turn's git commit runs.
+    const delays = [
+      ...spreadKillDelays(SPREAD_KILLS, fullRunMs),
+      ...spreadKillDelays(COMMIT_PHASE_KILLS, fullRunMs, 0.75, 1.05),
+    ];
     let interrupted = 0;
-    for (let kill = 0; kill < KILLS; kill++) {
-      // Kills spread over the whole run, from start-up on; then some in its last quarter, where the turn's git commit runs.
-      const spread =
-        kill < SPREAD_KILLS
-          ? (kill + Math.random()) / SPREAD_KILLS
-          : 0.75 + ((kill - SPREAD_KILLS + Math.random()) / COMMIT_PHASE_KILLS) * 0.3;
-      const delay = Math.round(spread * fullRunMs);
-      delays.push(delay);
-      const run = startRun(sessionId);
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      run.kill();
-      await run.exited;
-      await assertConsistent(sessionId);
+    for (const delay of delays) {
+      await killAfter(startRun(sessionId), delay);
+      await assertConsistentAfterKill(root, sessionId);
       interrupted = (await new SessionDB({ root }).loadNodes(sessionId)).filter(
         (node) => node.metadata.status === "interrupted",
       ).length;
@@ -109,7 +65,7 @@ describe("kill -9 of a CLI run at random points", () => {
     // Kills landed mid-turn (nodes were interrupted), and the session continues.
     expect(interrupted).toBeGreaterThan(0);
     const before = (await new SessionDB({ root }).loadNodes(sessionId)).length;
-    expect(await startRun(sessionId).exited).toBe(0);
+    expect((await startRun(sessionId).exited).code).toBe(0);
     const after = await new SessionDB({ root }).loadNodes(sessionId);
     expect(after.length).toBe(before + 25);
     expect(after.slice(before).every((node) => node.metadata.status === "completed")).toBe(true);

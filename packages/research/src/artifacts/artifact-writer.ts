@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import {
   closeSync,
   copyFileSync,
@@ -9,12 +9,13 @@ import {
   openSync,
   readFileSync,
   renameSync,
+  statSync,
   unlinkSync,
   writeSync,
 } from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { ArtifactWriteError } from "../errors.js";
-import { nextVersionPath } from "./versioned-name.js";
+import { latestVersionPath, nextVersionPath } from "./versioned-name.js";
 
 /**
  * Artifacts are private like the session store: a paper draft, the ideas and
@@ -43,7 +44,7 @@ export class ArtifactWriter {
 
   /** Writes `artifact` ('/'-separated, relative to the work dir); returns its absolute path. */
   write(artifact: string, content: string): string {
-    const path = join(this.workDir, ...artifact.split("/"));
+    const path = this.pathOf(artifact);
     const bytes = Buffer.from(content, "utf8");
     let temp: string | null = null;
     try {
@@ -63,6 +64,23 @@ export class ArtifactWriter {
     }
     if (!this.written.includes(artifact)) this.written.push(artifact);
     return path;
+  }
+
+  /**
+   * The newest version kept beside `artifact` when its content has SHA-256
+   * `digest` (hex), relative to the work dir; else null. A write stopped after
+   * it replaced the file left this version behind (see RecordedArtifacts).
+   */
+  latestVersionHolding(artifact: string, digest: string): string | null {
+    const latest = latestVersionPath(this.pathOf(artifact));
+    if (latest === null) return null;
+    const bytes = readIfExists(latest);
+    if (bytes === null || createHash("sha256").update(bytes).digest("hex") !== digest) return null;
+    return this.relativeName(latest);
+  }
+
+  private pathOf(artifact: string): string {
+    return join(this.workDir, ...artifact.split("/"));
   }
 
   private relativeName(path: string): string {
@@ -91,6 +109,8 @@ function writeDurably(path: string, bytes: Buffer): void {
 
 /** Gives the current file a version name while it keeps its own, so the name is never missing. */
 function keepAside(path: string): string {
+  const leftover = linkLeftByStoppedWrite(path);
+  if (leftover !== null) return leftover;
   for (;;) {
     const target = nextVersionPath(path);
     try {
@@ -108,6 +128,19 @@ function keepAside(path: string): string {
       throw error;
     }
   }
+}
+
+/**
+ * The newest version when it is the file itself (one inode, two names): a
+ * write stopped (a kill -9) between keeping the file aside and replacing it.
+ * Its version already exists, so the write that finishes the job makes none.
+ */
+function linkLeftByStoppedWrite(path: string): string | null {
+  const latest = latestVersionPath(path);
+  if (latest === null) return null;
+  const current = statSync(path);
+  const version = statSync(latest, { throwIfNoEntry: false });
+  return version !== undefined && version.ino === current.ino && version.dev === current.dev ? latest : null;
 }
 
 function syncDirectory(path: string): void {

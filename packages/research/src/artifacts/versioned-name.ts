@@ -7,6 +7,16 @@ import { basename, dirname, extname, join } from "node:path";
  * oldest ("paper.md" -> "paper.v1.md", then "paper.v2.md").
  */
 export function nextVersionPath(path: string): string {
+  return versionPath(path, highestVersion(path) + 1);
+}
+
+/** The newest version kept beside `path` (`<stem>.v<highest N><ext>`), or null when there is none. */
+export function latestVersionPath(path: string): string | null {
+  const highest = highestVersion(path);
+  return highest === 0 ? null : versionPath(path, highest);
+}
+
+function highestVersion(path: string): number {
   const extension = extname(path);
   const stem = basename(path, extension);
   const pattern = new RegExp(`^${escapeRegExp(stem)}\\.v(\\d+)${escapeRegExp(extension)}$`);
@@ -15,7 +25,12 @@ export function nextVersionPath(path: string): string {
     const match = pattern.exec(entry);
     if (match) highest = Math.max(highest, Number(match[1]));
   }
-  return join(dirname(path), `${stem}.v${highest + 1}${extension}`);
+  return highest;
+}
+
+function versionPath(path: string, version: number): string {
+  const extension = extname(path);
+  return join(dirname(path), `${basename(path, extension)}.v${version}${extension}`);
 }
 
 function escapeRegExp(text: string): string {

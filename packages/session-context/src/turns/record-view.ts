@@ -22,6 +22,8 @@ const PASSING_FAILURES: ReadonlySet<string> = new Set([
   "user_declined",
   "invalid_answer",
   "internal_error",
+  // The research harness's artifact writes (write_artifact): the disk may have room, or the folder may be fixed, now.
+  "artifact_write_failed",
 ]);
 
 /** What `metadata.resumes` holds on a call that continues one of an interrupted turn. */

@@ -5,6 +5,7 @@ import { guardOutput } from "./output-guard.js";
 import { formatError, writeLine } from "./output.js";
 import type { CommandResult } from "./command-context.js";
 import { buildProgram, type ResultSlot } from "./program.js";
+import { runInputHelp } from "./run-input-help.js";
 
 /**
  * Runs `openprogram` with `argv` (as in process.argv: node, script, args...)
@@ -23,7 +24,7 @@ export async function main(argv: readonly string[] = process.argv, io: CliIo = p
 
 async function runCommandLine(argv: readonly string[], io: CliIo): Promise<CommandResult> {
   const slot: ResultSlot = { result: EXIT_CODES.ok };
-  const program = buildProgram(io, slot);
+  const program = buildProgram(io, slot, { runInputHelp: await runInputHelp(argv, io) });
   try {
     await program.parseAsync([...argv]);
     return slot.result;

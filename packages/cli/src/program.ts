@@ -45,8 +45,14 @@ Environment:
 const SESSION_HELP = "continue the session with this id, or create it under this id";
 const RESUME_HELP = "continue an existing session (exit 2, listing recent sessions, if it does not exist)";
 
+/** Help that depends on the command line (see run-input-help.ts). */
+export interface DynamicHelp {
+  /** `run <module> --help`: the input fields of that module's function. */
+  runInputHelp?: string | null;
+}
+
 /** Builds the `openprogram` program; actions write their exit code into `slot`. */
-export function buildProgram(io: CliIo, slot: ResultSlot): Command {
+export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp = {}): Command {
   const program = new Command("openprogram");
   program
     .description(
@@ -121,8 +127,9 @@ export function buildProgram(io: CliIo, slot: ResultSlot): Command {
     .option("--json", 'print one JSON object: {"ok","session_id","created","turn_id","result"} (or "error")')
     .addHelpText(
       "after",
-      "\nThe result goes to stdout (strings as they are, other values as JSON); `session: <id>` goes to stderr.\nWithout a terminal and without --answers, askUser fails with ask_user_unavailable (recorded on its node).",
+      "\nThe result goes to stdout (strings as they are, other values as JSON); `session: <id>` goes to stderr.\nWithout a terminal and without --answers, askUser fails with ask_user_unavailable (recorded on its node).\n`openprogram run <module> --help` also lists the fields of its function's input.",
     )
+    .addHelpText("after", dynamic.runInputHelp ?? "")
     .action(lazy(traced(() => import("./commands/run.js").then((loaded) => loaded.runCommand))));
 
   program

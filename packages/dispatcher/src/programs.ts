@@ -4,6 +4,7 @@ import {
   isAgenticFunction,
   registeredProgramRef,
   TurnNotResumableError,
+  validateAgenticInput,
   type ProgramResolver,
 } from "@openprogram/session-context";
 import { UnknownProgramError } from "./errors.js";
@@ -17,6 +18,8 @@ export interface RegisteredProgram {
   readonly ref: string;
   /** Throws InvalidInputError before anything is recorded when the input cannot work. */
   checkInput(input: unknown): void;
+  /** Rejects with InvalidInputError naming the field when the function's input schema refuses the input. */
+  validateInput(input: unknown): Promise<void>;
   /** Runs the program; call inside the turn's session context. */
   invoke(input: unknown): Promise<unknown>;
 }
@@ -97,10 +100,10 @@ export class ProgramRegistry {
 
 function register(name: string, entry: ServedProgram, ref: string): RegisteredProgram {
   if (isAgenticFunction(entry)) {
-    const { doc } = entry.agentic;
+    const { doc, inputSchema } = entry.agentic;
     const call = entry as unknown as (input: unknown) => Promise<unknown>;
     return {
-      info: { name, kind: "agentic", description: firstLine(doc), doc },
+      info: { name, kind: "agentic", description: firstLine(doc), doc, input_schema: inputSchema },
       ref,
       checkInput(input) {
         if (input !== undefined && (input === null || typeof input !== "object" || Array.isArray(input))) {
@@ -109,15 +112,25 @@ function register(name: string, entry: ServedProgram, ref: string): RegisteredPr
           );
         }
       },
+      validateInput: async (input) => {
+        await validateAgenticInput(entry, input);
+      },
       invoke: (input) => call(input),
     };
   }
   if (entry !== null && typeof entry === "object" && typeof (entry as { run?: unknown }).run === "function") {
     const description = (entry as { description?: unknown }).description;
     return {
-      info: { name, kind: "runner", description: typeof description === "string" ? description : "", doc: "" },
+      info: {
+        name,
+        kind: "runner",
+        description: typeof description === "string" ? description : "",
+        doc: "",
+        input_schema: null,
+      },
       ref,
       checkInput() {},
+      validateInput: () => Promise.resolve(),
       invoke: (input) => Promise.resolve(entry.run(input)),
     };
   }

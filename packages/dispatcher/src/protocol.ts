@@ -3,6 +3,7 @@
 import {
   unserialisableResult,
   type AskOutcome,
+  type JsonSchema,
   type SessionDetail,
   type SessionNode,
   type SessionRecord,
@@ -138,6 +139,8 @@ export interface ProgramInfo {
   description: string;
   /** The agentic function's doc (its instructions); "" for runner entries. */
   doc: string;
+  /** The JSON Schema (draft 2020-12) of its input when it declares one (`agenticFunction({ input })`); the page builds its form from it. */
+  input_schema: JsonSchema | null;
 }
 
 /** An error as it travels in frames. */

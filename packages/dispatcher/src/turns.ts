@@ -267,6 +267,8 @@ export class Turns {
           ? work.prepared.recordedProgram
           : null;
     try {
+      // The input schema's refusal, before any session is opened (an error frame, nothing created).
+      if (work.kind === "run") await work.program.validateInput(work.input);
       const result = await sessionContext(
         {
           sessionId: turn.sessionId ?? undefined,

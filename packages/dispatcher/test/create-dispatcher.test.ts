@@ -70,7 +70,7 @@ describe("createDispatcher refuses unusable options before listening", () => {
 describe("the web page's files", () => {
   it("are found beside src/ (and dist/), and a missing directory is a clear error", () => {
     const assets = loadWebAssets();
-    expect([...assets.keys()].sort()).toEqual(["/", "/app.js", "/index.html", "/style.css"]);
+    expect([...assets.keys()].sort()).toEqual(["/", "/app.js", "/index.html", "/input-form.js", "/style.css"]);
     expect(() => loadWebAssets("/nonexistent/web")).toThrow(WebAssetsMissingError);
     expect(() => loadWebAssets("/nonexistent/web")).toThrow(/reinstall @openprogram\/dispatcher/);
     const empty = mkdtempSync(join(tmpdir(), "openprogram-web-"));

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import {
   agenticFunction,
   chat,
@@ -116,14 +117,43 @@ describe("run frames", () => {
     const client = await served.connect();
     const programs = asFrame(await client.request({ type: "list_programs" }, "programs"), "programs");
     expect(programs.programs).toEqual([
-      { name: "shout", kind: "runner", description: "Upper-cases input.text, in a runner entry.", doc: "" },
+      {
+        name: "shout",
+        kind: "runner",
+        description: "Upper-cases input.text, in a runner entry.",
+        doc: "",
+        input_schema: null,
+      },
       {
         name: "summarize",
         kind: "agentic",
         description: "Summarize the text in one sentence. Keep names.",
         doc: summarize.agentic.doc,
+        input_schema: null,
       },
     ]);
+  });
+
+  it("lists a program's input schema, and refuses a run its schema refuses before any session exists", async () => {
+    const planDay = agenticFunction(
+      { name: "plan_day", doc: "Plan a day.", input: z.object({ town: z.string(), mood: z.enum(["calm", "lively"]) }) },
+      async ({ town, mood }) => `${mood} day in ${town}`,
+    );
+    const withSchema = await startDispatcher({ runtime, programs: { plan_day: planDay } });
+    const client = await withSchema.connect();
+    const programs = asFrame(await client.request({ type: "list_programs" }, "programs"), "programs");
+    expect(programs.programs[0]?.input_schema).toMatchObject({
+      type: "object",
+      properties: { town: { type: "string" }, mood: { enum: ["calm", "lively"] } },
+      required: ["town", "mood"],
+    });
+    client.send({ type: "run", program: "plan_day", input: { town: "Paris" }, client_msg_id: "m1" });
+    const refused = await client.next("error");
+    expect(refused).toMatchObject({ code: "invalid_input", action: "run", ref: "m1" });
+    expect(refused.message).toMatch(/^plan_day: input\.mood: Invalid option/);
+    expect(await withSchema.store.db.listSessions()).toEqual([]);
+    client.send({ type: "run", program: "plan_day", input: { town: "Paris", mood: "calm" } });
+    expect((await client.next("turn_done")).result).toBe("calm day in Paris");
   });
 
   it("refuses an unknown program or an input the function cannot take, before any session exists", async () => {

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { agenticFunction, askUser, createRuntime, type Runtime } from "@openprogram/session-context";
@@ -10,6 +10,7 @@ import {
 } from "@openprogram/session-context/testing";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { createDispatcher, resolveServeConfig, serve, type LogEntry, type ServeProcess } from "../src/index.js";
 import { closeAll, onCleanup, startDispatcher, type TestDispatcher } from "./helpers.js";
 
@@ -24,6 +25,14 @@ const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 const UI_WAIT = { timeout: 30_000 };
+
+/** Screenshots kept as test artifacts: beside the test reports (CI), else the repository's test-results/. */
+function artifactsDir(): string {
+  const root = process.env.OPENPROGRAM_TEST_REPORT_DIR ?? join(import.meta.dirname, "..", "..", "..", "test-results");
+  const dir = join(root, "screenshots");
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
 
 const pickColor = agenticFunction(
   { name: "pick_color", doc: "Ask the user for a favourite color, then describe it in one line." },
@@ -268,6 +277,45 @@ describe("the web page continues stopped turns (issue 14)", () => {
     expect(model.requests).toHaveLength(2);
     const asks = (await store.db.loadNodes(id)).filter((node) => node.name === "ask_user");
     expect(asks.map((node) => [node.metadata.status, node.output])).toEqual([["answered", "budget"]]);
+    expect(pageErrors).toEqual([]);
+  });
+});
+
+describe("the run form from a program's input schema (issue 17 §2)", () => {
+  const planDay = agenticFunction(
+    {
+      name: "plan_day",
+      doc: "Plan a day out.",
+      input: z.object({
+        town: z.string().min(1).describe("where to go"),
+        mood: z.enum(["calm", "lively"]),
+        hours: z.number().default(8),
+      }),
+    },
+    async ({ town, mood, hours }) => `${hours} ${mood} hours in ${town}`,
+  );
+
+  it("shows one field per property, runs with what they hold (defaults from the schema), and keeps the JSON box", async () => {
+    const { runtime } = scriptedRuntime([]);
+    served = await startDispatcher({ runtime, programs: { plan_day: planDay } });
+    await openPage();
+    await page.click("#run-panel summary");
+    await page.selectOption("#program-select", "plan_day");
+    const fields = page.locator("#program-fields");
+    await fields.locator("input[name='town']").waitFor(UI_WAIT);
+    expect(await fields.locator("label > span").allTextContents()).toEqual(["town *", "mood *", "hours"]);
+    expect(await page.getAttribute("#program-json", "open")).toBeNull();
+    await fields.locator("input[name='town']").fill("Lyon");
+    await fields.locator("select[name='mood']").selectOption('"lively"');
+    await page.click("#run-submit");
+    await page.locator("#run-result", { hasText: "8 lively hours in Lyon" }).waitFor(UI_WAIT);
+
+    // The JSON box still works, and the dispatcher refuses what the schema refuses, naming the field.
+    await page.click("#program-json summary");
+    await page.fill("#program-input", JSON.stringify({ town: "Lyon" }));
+    await page.click("#run-submit");
+    await page.locator("#run-error", { hasText: "plan_day: input.mood: Invalid option" }).waitFor(UI_WAIT);
+    await page.screenshot({ path: join(artifactsDir(), "run-form-from-schema.png") });
     expect(pageErrors).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 // The OpenProgram web page: a plain ES module, no build step. It speaks the
 // dispatcher's WebSocket protocol (see the package README) and builds every
 // element with textContent, so nothing a session contains can inject markup.
+import { formFits, readFields, renderFields } from "./input-form.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -441,6 +442,11 @@ function renderPrograms() {
 function showProgramDoc() {
   const program = state.programs.find((candidate) => candidate.name === $("program-select").value);
   $("program-doc").textContent = program ? program.doc || program.description : "";
+  // A form from the input's schema when it fits one; the JSON box otherwise (and always one click away).
+  const fits = formFits(program?.input_schema);
+  if (fits) renderFields($("program-fields"), program.input_schema);
+  $("program-fields").hidden = !fits;
+  $("program-json").open = !fits;
 }
 
 function showRunResult(result) {
@@ -526,7 +532,7 @@ $("run-form").addEventListener("submit", (event) => {
   $("run-result").hidden = true;
   let input;
   try {
-    input = JSON.parse($("program-input").value || "{}");
+    input = $("program-json").open ? JSON.parse($("program-input").value || "{}") : readFields($("program-fields"));
   } catch (error) {
     $("run-error").textContent = `The input is not valid JSON: ${error.message}`;
     $("run-error").hidden = false;

@@ -11,7 +11,8 @@ import { RecordedArtifacts } from "./artifacts/recorded-artifacts.js";
 import { runPipeline } from "./pipeline.js";
 import { resolveSections } from "./sections.js";
 import { CHOOSE_IDEA_QUESTION } from "./stages/choose-idea.js";
-import type { ResearchInput, ResearchResult } from "./types.js";
+import { researchInputSchema } from "./input-schema.js";
+import type { ResearchResult } from "./types.js";
 import { validateResearchRequest } from "./validate-request.js";
 import { checkOutsideStore, resolveWorkDir } from "./work-dir.js";
 
@@ -24,9 +25,9 @@ export const RESEARCH_AGENT_DOC = `Runs a research project from a task to a revi
  * work dir, the output holds no path, so what the model sees of earlier runs
  * never depends on where they wrote.
  */
-export const researchAgent = agenticFunction<ResearchInput, ResearchResult>(
-  { name: "research_agent", doc: RESEARCH_AGENT_DOC, expose: "output" },
-  async (input, { sessionId }) => {
+export const researchAgent = agenticFunction(
+  { name: "research_agent", doc: RESEARCH_AGENT_DOC, expose: "output", input: researchInputSchema },
+  async (input, { sessionId }): Promise<ResearchResult> => {
     validateResearchRequest(input.task, {
       workDir: input.workDir ?? resolveWorkDir(undefined, sessionId),
       sections: input.sections,

@@ -40,11 +40,14 @@ export type {
 export {
   agenticFunction,
   isAgenticFunction,
+  validateAgenticInput,
   type AgenticCallContext,
+  type AgenticDeclaration,
   type AgenticFunction,
   type AgenticFunctionSpec,
   type ExposeMode,
 } from "./agentic/agentic-function.js";
+export type { JsonSchema } from "./agentic/input-schema.js";
 export {
   resolveAgenticExport,
   type ResolveAgenticExportOptions,

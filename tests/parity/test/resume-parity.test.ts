@@ -1,11 +1,13 @@
 // The parity suite covers resume (issue 14, Proof): the same interrupted turn
 // of the reference program, resumed from code (resumeTurn), from the CLI
 // (`openprogram resume`, or `openprogram answer` for a waiting question) and
-// in a child process (the process runner), records the same DAG, sends the
+// in a child process (the process runner) and from the web, records the same DAG, sends the
 // model the same request bodies and returns the same result; for a turn that
 // failed at the model and for one stopped while its question waited. Each
-// entry is one case of RESUME_ENTRIES: the web entry (a `resume` frame, an
-// `answer` frame, over a real WebSocket) is one more case there.
+// entry is one case of RESUME_ENTRIES, the web entry (a `resume` frame, or the
+// `answer` frame to the question a restarted server shows) among them.
+import { createDispatcher } from "@openprogram/dispatcher";
+import { TestClient } from "@openprogram/dispatcher/testing";
 import { runInChild } from "@openprogram/process-runner";
 import {
   createScriptedAsker,
@@ -52,6 +54,33 @@ const RESUME_ENTRIES: Record<string, ResumeEntry> = {
         run: (input) => runInChild({ module: REFERENCE_PROGRAM, export: "planTrip", input, env: workspace.env }).result,
       },
     }),
+  // Over a real WebSocket, as the page does: `resume`, or the `answer` to the question the restarted server shows.
+  web: async (workspace, answer) => {
+    const module = (await import(REFERENCE_PROGRAM)) as Record<string, unknown>;
+    if (!isAgenticFunction(module.planTrip)) throw new Error("the reference program has no planTrip");
+    const dispatcher = await createDispatcher({
+      db: workspace.db,
+      runtime: workspace.runtime,
+      port: 0,
+      programs: { plan_trip: module.planTrip },
+      programRefs: { plan_trip: moduleProgramRef(REFERENCE_PROGRAM, "planTrip") },
+    });
+    const client = await TestClient.connect(dispatcher.wsUrl, { headers: { origin: dispatcher.url } });
+    try {
+      if (answer === undefined) client.send({ type: "resume", session_id: SESSION_ID });
+      else {
+        client.send({ type: "subscribe", session_id: SESSION_ID });
+        const question = await client.next("question");
+        client.send({ type: "answer", session_id: SESSION_ID, question_id: question.question_id, value: answer });
+      }
+      const ended = await client.next(["turn_done", "turn_failed", "error"]);
+      if (ended.type !== "turn_done") throw new Error(`dispatcher: ${JSON.stringify(ended)}`);
+      return ended.result;
+    } finally {
+      client.close();
+      await dispatcher.close();
+    }
+  },
 };
 
 /** Replies by request order; while `failing` is set, FAILING_REQUEST fails with HTTP 500. */

@@ -1,4 +1,4 @@
-import { moduleProgramRef, type Asker, type Runtime } from "@openprogram/session-context";
+import { moduleProgramRef, validateAgenticInput, type Asker, type Runtime } from "@openprogram/session-context";
 import { chooseAsker } from "../asker.js";
 import { interruptOnSignals } from "../cancellation.js";
 import type { CommandContext } from "../command-context.js";
@@ -127,6 +127,8 @@ async function prepareRun(programArgument: string, flags: RunFlags, { io }: Comm
     programRef = moduleProgramRef(spec.modulePath, spec.exportName ?? "default");
   } else {
     const program = await loadProgram(spec, io.cwd);
+    // A schema's refusal before any session exists (the isolated child checks the same in its call).
+    await validateAgenticInput(program.fn, input);
     execute = (value) => program.fn(value);
     programRef = moduleProgramRef(spec.modulePath, program.exportName);
   }

@@ -9,6 +9,8 @@ import { nowSeconds } from "../time/now-seconds.js";
 import { recordedOutcome, topLevelMetadata } from "../turns/turn-record.js";
 import type { Runtime } from "../runtime/types.js";
 import { failSpan, parentContextOf, startAgentSpan } from "../telemetry/spans.js";
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { checkInputSchema, inputJsonSchema, validateInput, type JsonSchema } from "./input-schema.js";
 
 /** How a call shows up in later prompts: input and output, output only, or not at all. */
 export type ExposeMode = "io" | "output" | "hidden";
@@ -20,6 +22,21 @@ export interface AgenticFunctionSpec {
   /** The instructions: sent as the system message whenever the body calls runtime.exec. */
   doc: string;
   expose?: ExposeMode;
+  /**
+   * A Standard Schema validator of the input (zod 4, valibot, arktype): the
+   * input is validated before the call records anything, and the body gets
+   * the validated value. Its JSON Schema is recorded as `agentic.inputSchema`.
+   */
+  input?: StandardSchemaV1;
+}
+
+/** What an agentic function declares, as found on `fn.agentic`. */
+export interface AgenticDeclaration {
+  name: string;
+  doc: string;
+  expose: ExposeMode;
+  /** The input's JSON Schema (draft 2020-12) when it has a schema that can say it; else null. */
+  inputSchema: JsonSchema | null;
 }
 
 /** What the body of an agentic function receives besides its input. */
@@ -37,10 +54,12 @@ export interface AgenticCallContext {
 export interface AgenticFunction<Input, Output> {
   (input: Input): Promise<Output>;
   /** The declaration, also used to recognise agentic functions across package copies. */
-  readonly agentic: Readonly<Required<AgenticFunctionSpec>>;
+  readonly agentic: Readonly<AgenticDeclaration>;
 }
 
 const AGENTIC_MARK = Symbol.for("openprogram.agentic-function");
+/** Where the validator lives on the function (a registered symbol: found from any copy of this package). */
+const INPUT_VALIDATOR = Symbol.for("openprogram.agentic-function.input");
 const NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
 
 /**
@@ -50,11 +69,20 @@ const NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_.-]{0,127}$/;
  * duration, or the error ("failed", or "cancelled" when the turn's signal
  * aborted) and rethrows it.
  */
+export function agenticFunction<Schema extends StandardSchemaV1, Output = unknown>(
+  spec: AgenticFunctionSpec & { input: Schema },
+  impl: (input: StandardSchemaV1.InferOutput<Schema>, call: AgenticCallContext) => Promise<Output> | Output,
+): AgenticFunction<StandardSchemaV1.InferInput<Schema>, Output>;
+export function agenticFunction<Input = Record<string, unknown>, Output = unknown>(
+  spec: AgenticFunctionSpec,
+  impl: (input: Input, call: AgenticCallContext) => Promise<Output> | Output,
+): AgenticFunction<Input, Output>;
 export function agenticFunction<Input = Record<string, unknown>, Output = unknown>(
   spec: AgenticFunctionSpec,
   impl: (input: Input, call: AgenticCallContext) => Promise<Output> | Output,
 ): AgenticFunction<Input, Output> {
   const declaration = validateSpec(spec);
+  const validator = spec.input === undefined ? null : checkInputSchema(declaration.name, spec.input);
   if (typeof impl !== "function")
     throw new InvalidInputError(`agenticFunction(${declaration.name}): the implementation must be a function.`);
 
@@ -63,6 +91,8 @@ export function agenticFunction<Input = Record<string, unknown>, Output = unknow
     if (input !== undefined && (input === null || typeof input !== "object" || Array.isArray(input))) {
       throw new InvalidInputError(`${declaration.name} takes one input object, not ${describeValue(input)}.`);
     }
+    // Validated before anything is recorded: a bad input leaves no node (and a new session it refused is removed).
+    const value = (validator ? await validateInput(declaration.name, validator, input ?? {}) : input) as Input;
     if (context.signal.aborted) throw new CancelledError(context.signal.reason);
     const parent = callIdOf(context);
     const step = context.turn.replay?.enterCall(parent, declaration.name, input) ?? null;
@@ -107,7 +137,7 @@ export function agenticFunction<Input = Record<string, unknown>, Output = unknow
       // A stop that landed while the node was being written: a body that never checks the signal would run on.
       if (context.signal.aborted) throw new CancelledError(context.signal.reason);
       result = await runWithContext(inner, () =>
-        impl(input ?? ({} as Input), {
+        impl(value ?? ({} as Input), {
           runtime: context.runtime ?? missingRuntime,
           callId: node.id,
           sessionId: context.sessionId,
@@ -134,6 +164,7 @@ export function agenticFunction<Input = Record<string, unknown>, Output = unknow
   Object.defineProperty(call, "name", { value: declaration.name });
   Object.defineProperty(call, "agentic", { value: Object.freeze(declaration), enumerable: true });
   Object.defineProperty(call, AGENTIC_MARK, { value: true });
+  if (validator) Object.defineProperty(call, INPUT_VALIDATOR, { value: validator });
   return call as AgenticFunction<Input, Output>;
 }
 
@@ -158,7 +189,17 @@ const missingRuntime: Runtime = Object.freeze({
   exec: () => Promise.reject(new RuntimeMissingError()),
 });
 
-function validateSpec(spec: AgenticFunctionSpec): Required<AgenticFunctionSpec> {
+/**
+ * Validates `input` against the function's schema, as the call would, without
+ * running it: entries check a run's input before they create a session.
+ * Resolves to the validated value (the input itself when there is no schema).
+ */
+export async function validateAgenticInput<Input>(fn: AgenticFunction<Input, unknown>, input: unknown): Promise<Input> {
+  const validator = (fn as unknown as Record<symbol, StandardSchemaV1 | undefined>)[INPUT_VALIDATOR];
+  return (validator ? await validateInput(fn.agentic.name, validator, input ?? {}) : input) as Input;
+}
+
+function validateSpec(spec: AgenticFunctionSpec): AgenticDeclaration {
   if (!spec || typeof spec !== "object")
     throw new InvalidInputError("agenticFunction(spec, impl): spec must be { name, doc }.");
   if (typeof spec.name !== "string" || !NAME_PATTERN.test(spec.name)) {
@@ -172,5 +213,6 @@ function validateSpec(spec: AgenticFunctionSpec): Required<AgenticFunctionSpec> 
   if (expose !== "io" && expose !== "output" && expose !== "hidden") {
     throw new InvalidInputError(`agenticFunction(${spec.name}): expose must be "io", "output" or "hidden".`);
   }
-  return { name: spec.name, doc: spec.doc, expose };
+  const inputSchema = spec.input === undefined ? null : inputJsonSchema(checkInputSchema(spec.name, spec.input));
+  return { name: spec.name, doc: spec.doc, expose, inputSchema };
 }

@@ -5,6 +5,7 @@ import { Command, Option } from "commander";
 import type { CommandContext, CommandResult } from "./command-context.js";
 import { applyEnvironmentFlags, PROVIDER_CHOICES, type EnvironmentFlags } from "./environment-flags.js";
 import { addHelpExamples } from "./help-examples.js";
+import { traced } from "./trace-export.js";
 import { lazyActions } from "./lazy-action.js";
 import type { CliIo } from "./io.js";
 import { addSessionsCommands } from "./program-sessions.js";
@@ -130,7 +131,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
       "\nThe result goes to stdout (strings as they are, other values as JSON); `session: <id>` goes to stderr.\nWithout a terminal and without --answers, askUser fails with ask_user_unavailable (recorded on its node).\n`openprogram run <module> --help` also lists the fields of its function's input.",
     )
     .addHelpText("after", dynamic.runInputHelp ?? "")
-    .action(lazy(() => import("./commands/run.js").then((loaded) => loaded.runCommand)));
+    .action(lazy(traced(() => import("./commands/run.js").then((loaded) => loaded.runCommand))));
 
   program
     .command("resume")
@@ -148,7 +149,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
       "after",
       "\nPrints like `run`. The program runs again with its recorded input; every call, model request and question\nthat matches the record gives its recorded result, so only what had not finished runs (and costs) again.",
     )
-    .action(lazy(() => import("./commands/resume.js").then((loaded) => loaded.resumeCommand)));
+    .action(lazy(traced(() => import("./commands/resume.js").then((loaded) => loaded.resumeCommand))));
 
   program
     .command("answer")
@@ -162,7 +163,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
       "after",
       "\nWhen the process that asked still waits (a server, another terminal), the answer goes to it and this command ends.\nOtherwise this command resumes the turn with the answer and runs it to completion, printing like `run`.",
     )
-    .action(lazy(() => import("./commands/answer.js").then((loaded) => loaded.answerCommand)));
+    .action(lazy(traced(() => import("./commands/answer.js").then((loaded) => loaded.answerCommand))));
 
   modelOptions(program.command("chat"))
     .description("talk with the configured model; each line is one turn of the session (/exit or end of input leaves)")
@@ -171,7 +172,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
     .option("--system <text>", "a system message for every turn")
     .option("--json", 'print one JSON object per turn: {"ok","session_id","created","turn_id","reply"} (or "error")')
     .option("--events", "print each event (node, delta, status, question) as a JSON line, then the turn's --json line")
-    .action(lazy(() => import("./commands/chat.js").then((loaded) => loaded.chatCommand)));
+    .action(lazy(traced(() => import("./commands/chat.js").then((loaded) => loaded.chatCommand))));
 
   modelOptions(program.command("research"))
     .description(
@@ -191,7 +192,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
     )
     .option("--json", 'print one JSON object: {"ok","session_id","created","turn_id","work_dir","artifacts","summary"}')
     .addHelpText("after", "\nEach finished stage is printed on stderr; the artifact paths go to stdout.")
-    .action(lazy(() => import("./commands/research.js").then((loaded) => loaded.researchCommand)));
+    .action(lazy(traced(() => import("./commands/research.js").then((loaded) => loaded.researchCommand))));
 
   modelOptions(program.command("config"))
     .description("print the model configuration commands use from here, and where each value came from (keys masked)")
@@ -262,7 +263,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
         ["json", "human", "auto"],
       ),
     )
-    .action(lazy(() => import("./commands/serve.js").then((loaded) => loaded.serveCommand)));
+    .action(lazy(traced(() => import("./commands/serve.js").then((loaded) => loaded.serveCommand))));
 
   addHelpExamples(program);
   return program;

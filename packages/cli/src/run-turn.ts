@@ -18,10 +18,15 @@ export async function runTurn<T>(
 ): Promise<TurnOutcome<T>> {
   const entered: { handle: SessionHandle | null } = { handle: null };
   try {
-    const value = await sessionContext({ source: "cli", ...options }, (handle) => {
-      entered.handle = handle;
-      return fn(handle);
-    });
+    // Inside a caller's trace (TRACEPARENT, as the W3C environment convention has it), the turn joins it.
+    const traceparent = process.env.TRACEPARENT;
+    const value = await sessionContext(
+      { source: "cli", ...(traceparent ? { traceparent } : {}), ...options },
+      (handle) => {
+        entered.handle = handle;
+        return fn(handle);
+      },
+    );
     return { ok: true, handle: entered.handle as SessionHandle, value };
   } catch (error) {
     return { ok: false, handle: entered.handle, error };

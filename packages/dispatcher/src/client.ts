@@ -25,6 +25,8 @@ export class Client {
   runningTurns = 0;
   /** When a frame last went either way (ms, `performance.now()`); pings do not count. */
   lastActivity = performance.now();
+  /** The W3C `traceparent` header of the upgrade request: the turns this connection starts join that trace. */
+  traceparent: string | undefined;
 
   constructor(
     /** Short id for logs ("c1", "c2", ...); never sent to other clients. */

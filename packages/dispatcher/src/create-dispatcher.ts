@@ -19,6 +19,7 @@ import { logStart } from "./start-banner.js";
 import { loadWebAssets } from "./static-files.js";
 import { Subscriptions } from "./subscriptions.js";
 import { Turns } from "./turns.js";
+import { DispatcherMetrics } from "./metrics.js";
 import { checkUpgrade, mayReadDetails, rejectUpgrade } from "./upgrade-checks.js";
 import { DISPATCHER_VERSION } from "./version.js";
 import { WebAsker } from "./web-asker.js";
@@ -45,7 +46,9 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
   const asker = new WebAsker((sessionId, frame) => subscriptions.publish(sessionId, frame));
   const deltas = new DeltaRelay((sessionId, frame) => subscriptions.publish(sessionId, frame));
   const { limits } = settings;
+  const metrics = new DispatcherMetrics();
   const turns = new Turns({
+    metrics,
     db,
     runtime: options.runtime,
     asker,
@@ -70,6 +73,7 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
     log,
     readiness: () => checkReadiness({ db, runtime: options.runtime, shuttingDown }),
     mayReadDetails: (request) => mayReadDetails(request, policy),
+    metrics,
   });
   const server = createServer(
     {
@@ -121,7 +125,10 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
         }),
       limits.maxUnsentBytes,
     );
+    const traceparent = request.headers.traceparent;
+    if (typeof traceparent === "string") client.traceparent = traceparent;
     clients.set(socket, client);
+    metrics.connectionOpened();
     log.info("connection_open", {
       client: client.id,
       remote: request.socket.remoteAddress,
@@ -142,6 +149,7 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
     });
     socket.on("close", (code) => {
       clients.delete(socket);
+      metrics.connectionClosed();
       subscriptions.dropClient(client);
       log.info("connection_close", { client: client.id, code });
     });

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { EventLogger } from "./logging.js";
+import type { DispatcherMetrics } from "./metrics.js";
 import type { ReadinessReport } from "./readiness.js";
 import type { WebAsset } from "./static-files.js";
 import { WS_PATH } from "./upgrade-checks.js";
@@ -13,6 +14,7 @@ export interface HttpDependencies {
   version: string;
   startedAt: number;
   log: EventLogger;
+  metrics: DispatcherMetrics;
 }
 
 /** The page never loads anything from elsewhere, and nothing may frame it. */
@@ -69,6 +71,22 @@ async function route(deps: HttpDependencies, request: IncomingMessage, response:
       report.status === "ready" ? 200 : 503,
       deps.mayReadDetails(request) ? report : { status: report.status },
     );
+    return;
+  }
+  if (path === "/metrics") {
+    // The same rule as the readiness details and the WebSocket: the token when one is set.
+    if (!deps.mayReadDetails(request)) {
+      sendJson(response, 401, {
+        error: {
+          code: "unauthorized",
+          message: "/metrics needs the token: send Authorization: Bearer <token> (or ?token=<token>).",
+        },
+      });
+      return;
+    }
+    const body = await deps.metrics.render();
+    response.writeHead(200, { "content-type": deps.metrics.contentType, "content-length": Buffer.byteLength(body) });
+    response.end(request.method === "HEAD" ? undefined : body);
     return;
   }
   if (path === WS_PATH) {

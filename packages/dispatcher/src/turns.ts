@@ -1,3 +1,4 @@
+import type { DispatcherMetrics } from "./metrics.js";
 import {
   chat,
   isCancellation,
@@ -35,6 +36,7 @@ export interface TurnDependencies {
   log: EventLogger;
   /** Turns this dispatcher runs at once, across connections. */
   maxConcurrentTurns: number;
+  metrics: DispatcherMetrics;
 }
 
 interface RunningTurn {
@@ -258,6 +260,8 @@ export class Turns {
       ...(resumed ? { resumed_turn_id: resumed.turnId } : {}),
     };
     const echo = clientMsgId !== undefined ? { client_msg_id: clientMsgId } : {};
+    const metricLabels = { source: "web", program: work.kind === "run" ? work.program.info.name : work.kind };
+    this.deps.metrics.turnStarted(metricLabels);
     const opened: { turn?: { sessionId: string; turnId: string } } = {};
     // What the turn records to be resumable: the program's ref and input (a run without input records {}).
     const program =
@@ -278,6 +282,7 @@ export class Turns {
           signal: turn.controller.signal,
           onEvent: this.onEvent,
           fromEnvironment: false,
+          ...(client.traceparent ? { traceparent: client.traceparent } : {}),
           db: this.deps.db,
           ...(this.deps.runtime !== undefined ? { runtime: this.deps.runtime } : {}),
         },
@@ -318,6 +323,7 @@ export class Turns {
         outcome: "done",
         duration_ms: elapsed(started),
       });
+      this.deps.metrics.turnEnded(metricLabels, "done", elapsed(started) / 1000);
     } catch (caught) {
       if (opened.turn === undefined) {
         const error = toOpenProgramError(caught);
@@ -330,6 +336,7 @@ export class Turns {
           ...(clientMsgId !== undefined ? { ref: clientMsgId } : {}),
         });
         log.error("turn_rejected", { client: client.id, ...labels, error_code: error.code });
+        this.deps.metrics.turnEnded(metricLabels, "failed", elapsed(started) / 1000);
         return;
       }
       // The failure as the node records it and every entry reports it: a program's own TypeError is
@@ -345,6 +352,7 @@ export class Turns {
         ...echo,
       });
       const outcome = isCancellation(caught) ? "cancelled" : "failed";
+      this.deps.metrics.turnEnded(metricLabels, outcome, elapsed(started) / 1000);
       const fields = {
         session_id: sessionId,
         turn_id: turnId,
@@ -373,6 +381,7 @@ export class Turns {
   /** Maps the core's events to frames for the session's clients. */
   private readonly onEvent = (event: SessionEvent): void => {
     const { subscriptions } = this.deps;
+    this.deps.metrics.observe(event);
     switch (event.type) {
       case "node":
         // A reply's last deltas go out before the node frame that ends it.

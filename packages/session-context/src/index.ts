@@ -182,3 +182,11 @@ export {
 
 // Carrying a turn across a process boundary (the process runner uses these)
 export { beginCurrentTurn, recordAbandonedNodes, relaySessionEvent } from "./context/relay.js";
+export { CAPTURE_CONTENT_VARIABLE, GEN_AI, parseTraceparent, traceparentOf } from "./telemetry/spans.js";
+export {
+  startTraceExport,
+  traceExportConfigured,
+  TRACE_EXPORT_PROTOCOLS,
+  type TraceExport,
+  type TraceExportOptions,
+} from "./telemetry/trace-export.js";

@@ -3,7 +3,9 @@ import {
   readContextCarrier,
   serializeError,
   sessionContext,
+  startTraceExport,
   TurnSuspendedError,
+  type TraceExport,
 } from "@openprogram/session-context";
 import type { ParentChannel } from "./parent-channel.js";
 import { loadProgram } from "./load-program.js";
@@ -15,6 +17,8 @@ import { createRelayAsker } from "./relay-asker.js";
  * function, report, exit. Never returns.
  */
 export async function runChild(channel: ParentChannel): Promise<never> {
+  // The child's spans join the parent's trace (carrier TRACEPARENT) and go where the parent's go (OTEL_* inherited).
+  const exported = await startTraceExport();
   const controller = new AbortController();
   let reporting = false;
   const start = await channel.started;
@@ -58,12 +62,13 @@ export async function runChild(channel: ParentChannel): Promise<never> {
         signal: controller.signal,
         onEvent: (event) => void channel.send({ type: "event", event }),
         source: "process",
+        traceparent: carrier.traceparent,
       },
       () => loaded.program(start.input),
     );
   } catch (error) {
     reporting = true;
-    return finish(channel, { type: "error", error: serializeError(error, { stack: true }) }, 1);
+    return finish(channel, { type: "error", error: serializeError(error, { stack: true }) }, 1, exported);
   }
   reporting = true;
   let sendable: string | undefined;
@@ -71,12 +76,13 @@ export async function runChild(channel: ParentChannel): Promise<never> {
     sendable = JSON.stringify(value);
   } catch (error) {
     const message = `The result of ${loaded.exportName} is not JSON-serialisable (${(error as Error).message}); return plain JSON data.`;
-    return finish(channel, { type: "unsendable_result", message }, 1);
+    return finish(channel, { type: "unsendable_result", message }, 1, exported);
   }
   return finish(
     channel,
     sendable === undefined ? { type: "result" } : { type: "result", value: JSON.parse(sendable) as unknown },
     0,
+    exported,
   );
 }
 
@@ -84,7 +90,10 @@ async function finish(
   channel: ParentChannel,
   message: Parameters<ParentChannel["send"]>[0],
   exitCode: number,
+  exported: TraceExport | null = null,
 ): Promise<never> {
+  // Spans first: the parent may end the turn (and a short CLI run exit) as soon as the result arrives.
+  await exported?.shutdown();
   await channel.send(message);
   process.exit(exitCode);
 }

@@ -8,6 +8,7 @@ import { describeValue } from "../messages/describe-value.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import { recordedOutcome, topLevelMetadata } from "../turns/turn-record.js";
 import type { Runtime } from "../runtime/types.js";
+import { failSpan, parentContextOf, startAgentSpan } from "../telemetry/spans.js";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { checkInputSchema, inputJsonSchema, validateInput, type JsonSchema } from "./input-schema.js";
 
@@ -117,9 +118,15 @@ export function agenticFunction<Input = Record<string, unknown>, Output = unknow
     step?.slot?.fill(node.id);
     if (continued) context.turn.replay?.openFrame(node.id, continued);
     const started = performance.now();
+    const span = startAgentSpan(context.trace ?? parentContextOf(null), {
+      sessionId: context.sessionId,
+      name: declaration.name,
+      nodeId: node.id,
+    });
     const inner: ActiveContext = Object.freeze({
       ...context,
       call: { id: node.id, name: declaration.name, doc: declaration.doc },
+      trace: span.context,
     });
     const finished = (): Record<string, unknown> => ({
       duration_seconds: (performance.now() - started) / 1000,
@@ -139,6 +146,7 @@ export function agenticFunction<Input = Record<string, unknown>, Output = unknow
       );
     } catch (error) {
       const cancelled = isCancellation(error) || context.signal.aborted;
+      failSpan(span.span, error, { cancelled });
       await context.writer.update(node.id, {
         metadata: { status: cancelled ? "cancelled" : "failed", error: serializeError(error), ...finished() },
       });
@@ -149,6 +157,7 @@ export function agenticFunction<Input = Record<string, unknown>, Output = unknow
       // Replay returns recorded results in place of live ones, so it must know which were recorded inexactly.
       metadata: { status: "completed", ...finished(), ...exactness(result) },
     });
+    span.span.end();
     return result;
   };
 

@@ -1,3 +1,4 @@
+import { failSpan, parentContextOf, startAskSpan } from "../telemetry/spans.js";
 import { callIdOf, requireContext } from "../context/accessors.js";
 import type { AskOutcome } from "../context/events.js";
 import type { ActiveContext } from "../context/types.js";
@@ -37,6 +38,19 @@ export interface AskUserOptions {
  */
 export async function askUser(question: string, options: AskUserOptions = {}): Promise<string> {
   const context = requireContext("askUser()");
+  // The span lasts as long as the human takes.
+  const { span } = startAskSpan(context.trace ?? parentContextOf(null), { sessionId: context.sessionId });
+  try {
+    const answer = await askAndRecord(context, question, options);
+    span.end();
+    return answer;
+  } catch (error) {
+    failSpan(span, error, { cancelled: isCancellation(error) });
+    throw error;
+  }
+}
+
+async function askAndRecord(context: ActiveContext, question: string, options: AskUserOptions): Promise<string> {
   validate(question, options);
   if (context.signal.aborted) throw new CancelledError(context.signal.reason);
   const choices = options.choices ? [...options.choices] : null;

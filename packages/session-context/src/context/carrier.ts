@@ -6,6 +6,7 @@ import type { TurnProgram } from "../turns/program-ref.js";
 import { RecordView } from "../turns/record-view.js";
 import { Replay, type ReplayCarrier } from "../turns/replay.js";
 import { callIdOf } from "./accessors.js";
+import { traceparentOf } from "../telemetry/spans.js";
 import { activeContext } from "./storage.js";
 import type { ActiveContext } from "./types.js";
 import { storeInternals } from "../store/store-internals.js";
@@ -41,7 +42,8 @@ export interface ContextCarrier {
  * The environment a child process needs to join the current session under the
  * current call: spread it into `spawn`'s `env` and any program in the child
  * that enters `sessionContext()` without an id joins this turn. Also sets a
- * W3C `TRACEPARENT` (trace = the turn, parent span = the calling node).
+ * W3C `TRACEPARENT`: the calling span when tracing is on (the child's spans
+ * join the trace), else one derived from the turn and the calling node.
  * Returns {} outside a session context.
  */
 export function contextCarrierEnv(): Record<string, string> {
@@ -55,7 +57,8 @@ export function contextCarrierEnv(): Record<string, string> {
     [CARRIER_VARIABLES.turnId]: context.turn.turnId,
     [CARRIER_VARIABLES.callerId]: callerId,
     [CARRIER_VARIABLES.sessionsRoot]: context.db.root,
-    [CARRIER_VARIABLES.traceparent]: traceparentFor(context.sessionId, context.turn.turnId, callerId),
+    [CARRIER_VARIABLES.traceparent]:
+      traceparentOf(context.trace) ?? traceparentFor(context.sessionId, context.turn.turnId, callerId),
     // Always set, so a value this process inherited never leaks into its child.
     [CARRIER_VARIABLES.program]: context.turn.program?.ref ?? "",
     [CARRIER_VARIABLES.replay]: replayCarrierOf(context),

@@ -7,6 +7,7 @@ import type { SessionDB } from "../store/session-db.js";
 import { storeInternals } from "../store/store-internals.js";
 import type { SessionStatus } from "../store/types.js";
 import { checkTurnProgram } from "../turns/program-ref.js";
+import { failSpan, parentContextOf, startTurnSpan } from "../telemetry/spans.js";
 import { readContextCarrier, remoteTurnOf, type ContextCarrier } from "./carrier.js";
 import { discardRefusedSession } from "./refused-turn.js";
 import type { SessionEvent, SessionEventSink } from "./events.js";
@@ -95,6 +96,9 @@ export async function sessionContext<T>(
     beforeWrite: beginTurn,
     afterWrite: (op, node) => emit({ type: "node", sessionId, op, node }),
   });
+  // A turn owned here is one trace under its own root span; a joined turn's spans hang under the caller's span.
+  const traceParent = joinsOuter ? null : parentContextOf(options.traceparent ?? carrier?.traceparent);
+  const turnSpan = traceParent && turn.owner ? startTurnSpan(traceParent, { sessionId, turnId: turn.turnId }) : null;
   const context: ActiveContext = Object.freeze({
     protocol: CONTEXT_PROTOCOL,
     db,
@@ -111,6 +115,7 @@ export async function sessionContext<T>(
     emit,
     beginTurn,
     setStatus,
+    trace: joinsOuter ? outer.trace : (turnSpan?.context ?? traceParent ?? undefined),
   });
   const removal = { discarded: false };
   const handle: SessionHandle = Object.freeze({
@@ -142,6 +147,10 @@ export async function sessionContext<T>(
         code: "OPENPROGRAM_TURN_END",
       });
     }
+  }
+  if (turnSpan) {
+    if (outcome.ok) turnSpan.span.end();
+    else failSpan(turnSpan.span, outcome.error, { cancelled: isCancellation(outcome.error) });
   }
   if (!outcome.ok && created && endsTurn) removal.discarded = await discardRefusedSession(db, sessionId, outcome.error);
   if (!outcome.ok) throw outcome.error;

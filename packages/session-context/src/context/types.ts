@@ -1,3 +1,4 @@
+import type { Context as TraceContext } from "@opentelemetry/api";
 import type { Asker } from "../ask/types.js";
 import type { Runtime } from "../runtime/types.js";
 import type { SessionNodeWriter } from "../store/node-writer.js";
@@ -62,6 +63,8 @@ export interface ActiveContext {
   /** Begins the turn on first write (owner) and records status changes. */
   readonly beginTurn: () => Promise<void>;
   readonly setStatus: (status: SessionStatus) => Promise<void>;
+  /** The OpenTelemetry context spans started here hang under (the current call's span, else the turn's). */
+  readonly trace?: TraceContext;
 }
 
 /** Options of `sessionContext`. */
@@ -109,6 +112,11 @@ export interface SessionContextOptions {
    * that start their own sessions pass false.
    */
   fromEnvironment?: boolean;
+  /**
+   * A W3C `traceparent` the caller sent (the CLI's `TRACEPARENT`, the web's
+   * upgrade header): the turn's spans join that trace. Default: the carrier's.
+   */
+  traceparent?: string;
 }
 
 /** What `sessionContext` hands to its function. */

@@ -25,19 +25,22 @@ export class AnthropicProvider implements ModelProvider {
       const stream = await client.messages.create(this.messagesBody(request), { signal: linked.signal });
       let text = "";
       let model = request.model;
-      const usage: { inputTokens?: number; outputTokens?: number } = {};
+      const usage: { inputTokens?: number; outputTokens?: number; cachedInputTokens?: number } = {};
       let finished = false;
+      let finishReason: string | undefined;
       try {
         for await (const event of stream) {
           if (event.type === "message_start") {
             model = event.message.model;
             usage.inputTokens = event.message.usage.input_tokens;
             usage.outputTokens = event.message.usage.output_tokens;
+            usage.cachedInputTokens = event.message.usage.cache_read_input_tokens ?? undefined;
           } else if (event.type === "content_block_delta" && event.delta.type === "text_delta") {
             text += event.delta.text;
             options.onText?.(event.delta.text);
           } else if (event.type === "message_delta") {
             usage.outputTokens = event.usage.output_tokens;
+            finishReason = event.delta.stop_reason ?? finishReason;
           } else if (event.type === "message_stop") {
             finished = true;
           }
@@ -48,7 +51,7 @@ export class AnthropicProvider implements ModelProvider {
       // The SDK ends the iteration quietly when its request is aborted.
       if (options.signal.aborted) throw new CancelledError(options.signal.reason);
       if (!finished) throw unfinishedStreamError(this.name, "message_stop", text.length);
-      return { text, model, usage };
+      return { text, model, usage, ...(finishReason ? { finishReason } : {}) };
     } catch (error) {
       if (error instanceof ProviderError || error instanceof CancelledError) throw error;
       if (options.signal.aborted || error instanceof Anthropic.APIUserAbortError)

@@ -25,18 +25,26 @@ export class OpenAIChatProvider implements ModelProvider {
       let model = request.model;
       let usage: ModelResponse["usage"];
       let finished = false;
+      let finishReason: string | undefined;
       try {
         for await (const chunk of stream) {
           if (chunk.model) model = chunk.model;
           if (chunk.usage)
-            usage = { inputTokens: chunk.usage.prompt_tokens, outputTokens: chunk.usage.completion_tokens };
+            usage = {
+              inputTokens: chunk.usage.prompt_tokens,
+              outputTokens: chunk.usage.completion_tokens,
+              cachedInputTokens: chunk.usage.prompt_tokens_details?.cached_tokens,
+            };
           const choice = chunk.choices[0];
           const piece = choice?.delta?.content;
           if (piece) {
             text += piece;
             options.onText?.(piece);
           }
-          if (choice?.finish_reason) finished = true;
+          if (choice?.finish_reason) {
+            finished = true;
+            finishReason = choice.finish_reason;
+          }
         }
       } catch (error) {
         throw brokenStreamError(this.name, error, text.length, options.signal);
@@ -44,7 +52,7 @@ export class OpenAIChatProvider implements ModelProvider {
       // The SDK ends the iteration quietly when its request is aborted.
       if (options.signal.aborted) throw new CancelledError(options.signal.reason);
       if (!finished) throw unfinishedStreamError(this.name, "finish_reason", text.length);
-      return { text, model, ...(usage ? { usage } : {}) };
+      return { text, model, ...(usage ? { usage } : {}), ...(finishReason ? { finishReason } : {}) };
     } catch (error) {
       throw this.translate(OpenAI, error, options.signal);
     } finally {

@@ -17,7 +17,10 @@ export interface ModelResponse {
   text: string;
   /** The model that answered, as the provider reports it. */
   model: string;
-  usage?: { inputTokens?: number; outputTokens?: number };
+  /** Token counts as the provider reports them (`cachedInputTokens`: input served from its cache). */
+  usage?: { inputTokens?: number; outputTokens?: number; cachedInputTokens?: number };
+  /** Why the model stopped ("stop", "length", "end_turn", ...), as the provider says it. */
+  finishReason?: string;
 }
 
 /** Options of one provider call. */

@@ -12,6 +12,7 @@ import {
 import { mintNodeId } from "../ids.js";
 import type { ModelProvider, ModelRequest } from "../providers/types.js";
 import type { SessionNode } from "../store/types.js";
+import { endChatSpan, failSpan, parentContextOf, startChatSpan } from "../telemetry/spans.js";
 import type { ReplaySlot } from "../turns/replay.js";
 import { renderPrompt, type RenderedPrompt } from "./render-prompt.js";
 import { chatTurnContext } from "./chat.js";
@@ -115,6 +116,12 @@ export class ModelRuntime implements Runtime {
       messages_count: record.prompt.messages.length,
       duration_seconds: (performance.now() - started) / 1000,
     });
+    const span = startChatSpan(context.trace ?? parentContextOf(null), {
+      sessionId: context.sessionId,
+      provider: this.provider.name,
+      request,
+    }).span;
+    let replied = false;
     const nodeId = mintNodeId();
     const reply = new StreamedReply((text) =>
       context.emit({ type: "delta", sessionId: context.sessionId, nodeId, text }),
@@ -151,6 +158,8 @@ export class ModelRuntime implements Runtime {
         onRequestBody: (sent) => (body = sent),
         onText: reply.push,
       });
+      replied = true;
+      endChatSpan(span, response);
       await appended;
       if (reply.finish(response.text) === null) {
         throw new ProviderError(this.provider.name, null, "the final reply differs from the text it streamed");
@@ -173,6 +182,7 @@ export class ModelRuntime implements Runtime {
       await appended; // a failed write of the running node is the error to report (nothing to update)
       const cancelled = signal.aborted || isCancellation(error);
       const failure = cancelled ? new CancelledError(signal.reason) : toOpenProgramError(error);
+      if (!replied) failSpan(span, failure, { cancelled });
       await context.writer.update(nodeId, {
         output: null,
         metadata: {

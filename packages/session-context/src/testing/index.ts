@@ -40,3 +40,4 @@ export function scriptedRuntime(
   const provider = new ScriptedProvider(replies, { source: "scriptedRuntime()" });
   return { runtime: new ModelRuntime(provider, model), provider };
 }
+export { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "./otlp-receiver.js";

@@ -1,6 +1,8 @@
+import { trace } from "@opentelemetry/api";
 import { isAgenticFunction, type AgenticFunction } from "../agentic/agentic-function.js";
 import type { Asker } from "../ask/types.js";
 import { requireContext } from "../context/accessors.js";
+import type { ActiveContext } from "../context/types.js";
 import type { SessionEventSink } from "../context/events.js";
 import { sessionContext } from "../context/session-context.js";
 import { activeContext } from "../context/storage.js";
@@ -15,6 +17,7 @@ import { assertValidSessionId, mintNodeId } from "../ids.js";
 import type { Runtime } from "../runtime/types.js";
 import { openStore } from "../store/open-store.js";
 import type { SessionDB } from "../store/session-db.js";
+import { parseTraceparent } from "../telemetry/spans.js";
 import { checkAnswer, recordAnswer } from "./answer-question.js";
 import { claimTurn, releaseClaim } from "./claim-turn.js";
 import { findResumableTurn, markResumingHere, type ResumableTurn } from "./find-resumable.js";
@@ -159,6 +162,7 @@ async function continueTurn<T>(turn: ResumableTurn, program: ResumableProgram, a
   const resuming = markResumingHere(context.turn.turnId);
   try {
     await claimTurn(context, turn, continuationId);
+    linkToResumedTrace(context, turn.nodeId);
     await context.beginTurn();
     if (answer !== undefined && turn.question) await recordAnswer(context, turn.question.questionId, answer);
     context.turn.program = recordedProgram(turn);
@@ -181,6 +185,14 @@ async function continueTurn<T>(turn: ResumableTurn, program: ResumableProgram, a
   } finally {
     resuming.release();
   }
+}
+
+/** The resumed turn's trace gets a link from this one (a link, not a parent: they are two turns). */
+function linkToResumedTrace(context: ActiveContext, resumedNodeId: string): void {
+  const recorded = context.db.nodeMapSync(context.sessionId).get(resumedNodeId)?.metadata.traceparent;
+  const resumed = typeof recorded === "string" ? parseTraceparent(recorded) : null;
+  const span = context.trace ? trace.getSpan(context.trace) : undefined;
+  if (resumed && span) span.addLink({ context: resumed, attributes: { "openprogram.link": "resumes" } });
 }
 
 function invoke(program: ResumableProgram, input: unknown): Promise<unknown> {

@@ -2,12 +2,14 @@ import type { ActiveContext } from "../context/types.js";
 import { deserializeError, type SerializedError } from "../errors.js";
 import { inexactJsonPath } from "../json/exact-json.js";
 import type { SessionNode } from "../store/types.js";
+import { traceparentOf } from "../telemetry/spans.js";
 
 /**
  * The metadata of a top-level call: the turn it belongs to, and on the
  * turn's first top-level call what resuming the turn needs (`resumable`: the
  * program as the entry names it, its input, the runtime's provider and
- * model). Python OpenProgram reads these as extra metadata keys.
+ * model, and the turn's trace when tracing is on, so a resumed turn can link
+ * to it). Python OpenProgram reads these as extra metadata keys.
  */
 export function topLevelMetadata(context: ActiveContext, input: unknown): Record<string, unknown> {
   const { turn, runtime } = context;
@@ -16,6 +18,7 @@ export function topLevelMetadata(context: ActiveContext, input: unknown): Record
   const program = turn.program;
   const programInput = program && "input" in program ? program.input : (input ?? {});
   const problem = inexactJsonPath(programInput, "input");
+  const traceparent = traceparentOf(context.trace);
   return {
     turn_id: turn.turnId,
     resumable: {
@@ -26,6 +29,7 @@ export function topLevelMetadata(context: ActiveContext, input: unknown): Record
       provider: runtime?.provider.name ?? null,
       model: runtime?.model ?? null,
     },
+    ...(traceparent ? { traceparent } : {}),
   };
 }
 

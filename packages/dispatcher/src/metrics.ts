@@ -1,0 +1,129 @@
+// Prometheus metrics of one dispatcher (prom-client), in a registry of its own so two dispatchers in one process
+// never share counters.
+import type { SessionEvent } from "@openprogram/session-context";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+
+/** Labels of a turn: where it came from and what it ran ("chat" and "resume" turns are named by their kind). */
+export interface TurnLabels {
+  source: string;
+  program: string;
+}
+
+const TURN_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
+const MODEL_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 40, 80];
+
+/** The dispatcher's metrics and the hooks that move them. */
+export class DispatcherMetrics {
+  readonly registry = new Registry();
+  private readonly started = new Counter({
+    name: "openprogram_turns_started_total",
+    help: "Turns started, by source and program.",
+    labelNames: ["source", "program"],
+    registers: [this.registry],
+  });
+  private readonly finished = new Counter({
+    name: "openprogram_turns_finished_total",
+    help: "Turns that finished with a result, by source and program.",
+    labelNames: ["source", "program"],
+    registers: [this.registry],
+  });
+  private readonly failed = new Counter({
+    name: "openprogram_turns_failed_total",
+    help: "Turns that failed or were cancelled, by source, program and outcome.",
+    labelNames: ["source", "program", "outcome"],
+    registers: [this.registry],
+  });
+  private readonly turnDuration = new Histogram({
+    name: "openprogram_turn_duration_seconds",
+    help: "How long turns took, by source and program.",
+    labelNames: ["source", "program"],
+    buckets: TURN_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly modelDuration = new Histogram({
+    name: "openprogram_model_request_duration_seconds",
+    help: "How long model requests took, by model and status.",
+    labelNames: ["model", "status"],
+    buckets: MODEL_BUCKETS,
+    registers: [this.registry],
+  });
+  private readonly tokens = new Counter({
+    name: "openprogram_model_tokens_total",
+    help: "Tokens the providers reported, by model and type (input, output, cached_input).",
+    labelNames: ["model", "type"],
+    registers: [this.registry],
+  });
+  private readonly connections = new Gauge({
+    name: "openprogram_websocket_connections",
+    help: "Open WebSocket connections.",
+    registers: [this.registry],
+  });
+  private readonly sessions = new Gauge({
+    name: "openprogram_sessions",
+    help: "Sessions with a turn in this dispatcher, by state (running, needs_input).",
+    labelNames: ["state"],
+    registers: [this.registry],
+  });
+  /** The last status of each session this dispatcher saw running or waiting. */
+  private readonly states = new Map<string, "running" | "needs_input">();
+
+  constructor() {
+    // Process metrics, event-loop lag (nodejs_eventloop_lag_seconds) among them.
+    collectDefaultMetrics({ register: this.registry });
+    for (const state of ["running", "needs_input"]) this.sessions.set({ state }, 0);
+  }
+
+  turnStarted(labels: TurnLabels): void {
+    this.started.inc({ ...labels });
+  }
+
+  turnEnded(labels: TurnLabels, outcome: "done" | "failed" | "cancelled", seconds: number): void {
+    if (outcome === "done") this.finished.inc({ ...labels });
+    else this.failed.inc({ ...labels, outcome });
+    this.turnDuration.observe({ ...labels }, seconds);
+  }
+
+  connectionOpened(): void {
+    this.connections.inc();
+  }
+
+  connectionClosed(): void {
+    this.connections.dec();
+  }
+
+  /** Model requests (an llm node once it is no longer running) and session states, from the core's events. */
+  observe(event: SessionEvent): void {
+    if (event.type === "status") {
+      if (event.status === "running" || event.status === "needs_input") this.states.set(event.sessionId, event.status);
+      else this.states.delete(event.sessionId);
+      for (const state of ["running", "needs_input"] as const)
+        this.sessions.set({ state }, [...this.states.values()].filter((value) => value === state).length);
+      return;
+    }
+    if (event.type !== "node" || event.node.role !== "llm") return;
+    const { metadata } = event.node;
+    const status = typeof metadata.status === "string" ? metadata.status : "";
+    if (status === "running" || status === "") return;
+    const model = event.node.name ?? "";
+    if (typeof metadata.duration_seconds === "number")
+      this.modelDuration.observe({ model, status }, metadata.duration_seconds);
+    const usage = (metadata.usage ?? {}) as Record<string, unknown>;
+    for (const [type, key] of [
+      ["input", "inputTokens"],
+      ["output", "outputTokens"],
+      ["cached_input", "cachedInputTokens"],
+    ] as const) {
+      const count = usage[key];
+      if (typeof count === "number" && count > 0) this.tokens.inc({ model, type }, count);
+    }
+  }
+
+  /** The Prometheus text exposition. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

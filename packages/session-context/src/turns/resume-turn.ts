@@ -189,7 +189,7 @@ async function continueTurn<T>(turn: ResumableTurn, program: ResumableProgram, a
 
 /** The resumed turn's trace gets a link from this one (a link, not a parent: they are two turns). */
 function linkToResumedTrace(context: ActiveContext, resumedNodeId: string): void {
-  const recorded = context.db.nodeMapSync(context.sessionId).get(resumedNodeId)?.metadata.traceparent;
+  const recorded = storeInternals(context.db).nodeMapSync(context.sessionId).get(resumedNodeId)?.metadata.traceparent;
   const resumed = typeof recorded === "string" ? parseTraceparent(recorded) : null;
   const span = context.trace ? trace.getSpan(context.trace) : undefined;
   if (resumed && span) span.addLink({ context: resumed, attributes: { "openprogram.link": "resumes" } });

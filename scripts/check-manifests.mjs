@@ -25,6 +25,8 @@ for (const name of PUBLISHED) {
         dependency in versions ? `^${versions[dependency]}` : catalog[dependency] && `^${catalog[dependency]}`;
       if (/^(workspace|catalog):/.test(range))
         problems.push(`${where}: npm cannot install this; write a version range (${expected ?? "^x.y.z"}).`);
+      else if (!/^\^\d+\.\d+\.\d+$/.test(range))
+        problems.push(`${where}: write a caret range (^x.y.z), so installs pick up fixes as the install test expects.`);
       else if (expected && range !== expected)
         problems.push(`${where}: the workspace has ${expected.slice(1)}; write "${expected}".`);
     }

@@ -2,7 +2,9 @@
 // The end of a test run, for `npm test` and `.ci/run` alike: the wall time of
 // each package's tests (light and heavy sets apart, slowest first, so a suite
 // creeping towards its timeouts is seen before it fails), then one plain line,
-// "N passed, N failed", summed from vitest's JSON reports.
+// "N passed, N failed", summed from vitest's JSON reports. Failing tests are
+// named (file, title, first line of the message) just above that line, so a
+// CI log cut to its tail still says what failed.
 //
 //   node scripts/test-summary.mjs <report dir> [exit status of the run]
 //
@@ -21,6 +23,7 @@ export function summarizeReports(dir, exitStatus = 0) {
   let passed = 0;
   let failed = 0;
   const times = [];
+  const failures = [];
   for (const name of existsSync(dir) ? readdirSync(dir).sort() : []) {
     if (!name.endsWith(".json")) continue;
     const report = JSON.parse(readFileSync(join(dir, name), "utf8"));
@@ -28,7 +31,17 @@ export function summarizeReports(dir, exitStatus = 0) {
     failed += report.numFailedTests ?? 0;
     const files = report.testResults ?? [];
     // A test file that failed to load has no test results but still failed.
-    for (const file of files) if (file.status === "failed" && (file.assertionResults ?? []).length === 0) failed++;
+    for (const file of files) {
+      const where = `${name.replace(/\.json$/, "")}: ${relativeTestPath(file.name)}`;
+      if (file.status === "failed" && (file.assertionResults ?? []).length === 0) {
+        failed++;
+        failures.push(`  ${where}: ${firstLine(file.message) || "failed to load"}`);
+      }
+      for (const test of file.assertionResults ?? []) {
+        if (test.status !== "failed") continue;
+        failures.push(`  ${where} > ${test.fullName ?? test.title}: ${firstLine(test.failureMessages?.[0])}`);
+      }
+    }
     const end = Math.max(report.startTime ?? 0, ...files.map((file) => file.endTime ?? 0));
     const label = name.replace(/\.json$/, "").replace(/\.heavy$/, " (heavy)");
     times.push({ label, seconds: report.startTime ? (end - report.startTime) / 1000 : 0 });
@@ -39,9 +52,25 @@ export function summarizeReports(dir, exitStatus = 0) {
   const lines = [
     `test wall time per package (${times.length} reports):`,
     ...times.map((entry) => `  ${entry.label.padEnd(width)}  ${entry.seconds.toFixed(1).padStart(6)} s`),
+    ...(failures.length > 0 ? [`failed tests (${failures.length}):`, ...failures] : []),
     `${passed} passed, ${failed} failed`,
   ];
   return { passed, failed, reports: times.length, lines };
+}
+
+function relativeTestPath(path = "") {
+  const at = path.lastIndexOf("/test/");
+  return at >= 0 ? path.slice(at + 1) : path;
+}
+
+function firstLine(message = "") {
+  return (
+    String(message)
+      .split("\n")
+      .find((line) => line.trim() !== "")
+      ?.trim()
+      .slice(0, 240) ?? ""
+  );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {

@@ -1,3 +1,4 @@
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -82,5 +83,25 @@ describe("ArtifactWriter", () => {
     expect(read("paper")).toBe("a file where the paper directory should be");
     expect(readdirSync(dir)).toEqual(["paper"]);
     expect(writer.written).toEqual([]);
+  });
+
+  it("removes the temp file a killed writer left beside the artifact, and keeps one of a live process", async () => {
+    mkdirSync(join(dir, "paper"));
+    // A pid that was a process and is no more: a finished child's.
+    const deadPid = spawnSync(process.execPath, ["-e", ""]).pid;
+    const live = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"], { stdio: "ignore" });
+    try {
+      writeFileSync(join(dir, "paper", `.paper.md.${deadPid}.0badc0de.tmp`), "half a paper");
+      writeFileSync(join(dir, "paper", `.paper.md.${live.pid}.0badc0de.tmp`), "a paper being written");
+      writeFileSync(join(dir, "paper", `.notes.md.${deadPid}.0badc0de.tmp`), "another artifact's");
+      new ArtifactWriter(dir).write("paper/paper.md", "the paper\n");
+      expect(readdirSync(join(dir, "paper")).sort()).toEqual(
+        [`.notes.md.${deadPid}.0badc0de.tmp`, `.paper.md.${live.pid}.0badc0de.tmp`, "paper.md"].sort(),
+      );
+      expect(read("paper", "paper.md")).toBe("the paper\n");
+    } finally {
+      live.kill("SIGKILL");
+      await new Promise((resolve) => live.once("exit", resolve));
+    }
   });
 });

@@ -15,6 +15,7 @@ import {
 } from "node:fs";
 import { basename, dirname, join, relative, sep } from "node:path";
 import { ArtifactWriteError } from "../errors.js";
+import { removeStaleTempFiles, tempFileName } from "./stale-temp-files.js";
 import { latestVersionPath, nextVersionPath } from "./versioned-name.js";
 
 /**
@@ -32,7 +33,8 @@ export const ARTIFACT_DIR_MODE = 0o700;
  * temp file, fsynced and renamed into place, so an interrupted run leaves
  * complete files. A file that already exists with other content is kept: it
  * is linked to `<name>.v<N>.md` first (see nextVersionPath), and the name is
- * then replaced atomically. Identical content is left as it is.
+ * then replaced atomically. Identical content is left as it is, and a temp
+ * file a killed writer left beside the artifact is removed.
  */
 export class ArtifactWriter {
   /** Artifacts written by this run, relative to the work dir, in order, each once. */
@@ -49,9 +51,10 @@ export class ArtifactWriter {
     let temp: string | null = null;
     try {
       mkdirSync(dirname(path), { recursive: true, mode: ARTIFACT_DIR_MODE });
+      removeStaleTempFiles(dirname(path), basename(path));
       const existing = readIfExists(path);
       if (existing === null || !existing.equals(bytes)) {
-        temp = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+        temp = join(dirname(path), tempFileName(basename(path), process.pid, randomBytes(4).toString("hex")));
         writeDurably(temp, bytes);
         if (existing !== null) this.versioned.push(this.relativeName(keepAside(path)));
         renameSync(temp, path);

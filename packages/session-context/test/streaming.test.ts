@@ -214,6 +214,50 @@ describe("streamed chat on the conversation branch", () => {
     }
   });
 
+  it("renders a continued turn from the branch with the new message last, and records the user's node it read", async () => {
+    const server = await startFakeOpenAIServer((_request, index) => `Reply ${index + 1}.`);
+    try {
+      const runtime = createRuntime({ provider: "openai", apiKey: "k", baseUrl: server.baseUrl, model: "m-1" });
+      const sessionId = await sessionContext({ db: store.db, runtime }, async (session) => {
+        await chat("First");
+        return session.sessionId;
+      });
+      await sessionContext({ db: store.db, runtime, sessionId }, () => chat("Second"));
+      const sent = JSON.parse(server.requests[1]?.body ?? "{}") as { messages: unknown[] };
+      expect(sent.messages).toEqual([
+        { role: "user", content: "First" },
+        { role: "assistant", content: "Reply 1." },
+        { role: "user", content: "Second" },
+      ]);
+      const nodes = await store.db.loadNodes(sessionId);
+      const second = nodes.filter((node) => node.role === "user")[1];
+      const reply = nodes.at(-1);
+      expect(reply).toMatchObject({ role: "llm", output: "Reply 2.", predecessor: second?.id });
+      expect(reply?.reads).toEqual(nodes.slice(0, 3).map((node) => node.id));
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("fails the turn with the user's node's write error, stops its request, and records no reply", async () => {
+    // A reply that never comes in the test's time: the turn ends only because its request is stopped.
+    const server = await startFakeOpenAIServer(() => ({ delayMs: 600_000, reply: "Too late." }));
+    const db = store.db as unknown as { appendNode: (...args: unknown[]) => Promise<SessionNode> };
+    const append = db.appendNode.bind(db);
+    db.appendNode = async (...args: unknown[]) => {
+      if ((args[1] as { role?: string }).role === "user") throw new Error("the disk refused the user's node");
+      return append(...args);
+    };
+    try {
+      const { sessionId, result } = await runStreamed("openai", server, () => chat("Hello"));
+      expect(result).toBeInstanceOf(Error);
+      expect((result as Error).message).toMatch(/the disk refused the user's node/);
+      expect(await store.db.loadNodes(sessionId)).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("leaves the head on the user's message when the reply fails", async () => {
     const server = await startFakeOpenAIServer(() => ({ chunks: ["Hal"], breakAfter: "reset" }));
     try {

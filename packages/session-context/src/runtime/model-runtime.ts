@@ -66,14 +66,21 @@ export class ModelRuntime implements Runtime {
 
   async chat(text: string, options: ChatOptions = {}): Promise<string> {
     const context = chatTurnContext(text, "runtime.chat()");
-    const user = await context.writer.append(
-      { role: "user", output: text, caller: "" },
+    // The turn (its lease) is taken before anything is sent; the user's node is then written while the
+    // request goes out, so the first token does not wait on that write. The prompt is rendered from the
+    // branch up to the head with the message last: the same messages as rendering from the user's node.
+    await context.beginTurn();
+    const { nodes, ordered } = sessionNodes(context);
+    const headId = storeInternals(context.db).readMetaSync(context.sessionId).head_id;
+    const system = options.system ?? null;
+    const rendered = renderPrompt({ nodes, ordered, callId: null, headId, system, content: text });
+    const userId = mintNodeId();
+    const prompt = { messages: rendered.messages, reads: [...rendered.reads, userId] };
+    const userWritten = context.writer.append(
+      { id: userId, role: "user", output: text, caller: "" },
       { atHead: true, rootMarker: null },
     );
-    const { nodes, ordered } = sessionNodes(context);
-    const system = options.system ?? null;
-    const prompt = renderPrompt({ nodes, ordered, callId: null, headId: user.id, system, content: null });
-    return this.send(context, { prompt, system, content: null, kind: "chat" }, null, options);
+    return this.send(context, { prompt, system, content: null, kind: "chat" }, null, options, userWritten);
   }
 
   /** The request a prompt becomes. */
@@ -98,9 +105,14 @@ export class ModelRuntime implements Runtime {
     record: PromptRecord,
     callId: string | null,
     options: ExecOptions = {},
+    /** A write the llm node must follow (a chat turn's user node), made while the request goes out. */
+    before: Promise<unknown> = Promise.resolve(),
   ): Promise<string> {
     const signal = options.signal ? AbortSignal.any([options.signal, context.signal]) : context.signal;
-    if (signal.aborted) throw new CancelledError(signal.reason);
+    if (signal.aborted) {
+      await before; // a chat turn's message is recorded even when the turn is cancelled before its request
+      throw new CancelledError(signal.reason);
+    }
     const request = this.request(record, options);
     const model = request.model;
     // The bytes actually sent; until then, the bytes the provider says it will send.
@@ -129,19 +141,21 @@ export class ModelRuntime implements Runtime {
     // The running node is written while the request goes out (not before it): the first token is not kept
     // waiting on the disk. A write that fails stops the request.
     const stopRequest = new AbortController();
-    const appended = context.writer
-      .append(
-        {
-          id: nodeId,
-          role: "llm",
-          name: model,
-          output: null,
-          caller: callId ?? "",
-          reads: record.prompt.reads,
-          metadata: { status: "running", ...withoutDuration(metadata()) },
-        },
-        // A top-level reply hangs on the head; the head moves to it only when it completes.
-        callId === null ? { atHead: true, rootMarker: null, moveHead: false } : {},
+    const appended = before
+      .then(() =>
+        context.writer.append(
+          {
+            id: nodeId,
+            role: "llm",
+            name: model,
+            output: null,
+            caller: callId ?? "",
+            reads: record.prompt.reads,
+            metadata: { status: "running", ...withoutDuration(metadata()) },
+          },
+          // A top-level reply hangs on the head; the head moves to it only when it completes.
+          callId === null ? { atHead: true, rootMarker: null, moveHead: false } : {},
+        ),
       )
       .then(
         () => reply.start(),

@@ -69,6 +69,9 @@ export const EXIT_CODES_BY_ERROR: Readonly<Record<KnownErrorCode, ExitCodes>> = 
   runtime_missing: CONFIGURATION,
   session_context_missing: FAILURE,
   node_not_found: FAILURE,
+  // Branches: a head, tip or edit that names no conversation turn, or a compaction summary as the head.
+  node_not_on_branch: USAGE,
+  summary_head: USAGE,
   invalid_node: FAILURE,
   store_write_failed: FAILURE,
   store_lock_timeout: FAILURE,

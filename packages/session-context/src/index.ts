@@ -147,6 +147,29 @@ export {
   type StoreOption,
 } from "./sessions/manage.js";
 
+// Branches, archiving and retention (Python OpenProgram's rules: PYTHON-COMPAT.md)
+export {
+  checkoutHead,
+  isSummaryNode,
+  listBranches,
+  MAX_BRANCH_NAME_LENGTH,
+  nameBranch,
+  type BranchStoreOption,
+  type BranchTip,
+} from "./branches/branches.js";
+export { archiveSession, unarchiveSession } from "./sessions/archive.js";
+export {
+  PRUNE_RULES,
+  pruneSessions,
+  type PruneEntry,
+  type PruneKeptReason,
+  type PruneOptions,
+  type PruneReason,
+  type PruneReport,
+  type PruneRules,
+} from "./sessions/prune.js";
+export { gcSessions, type GcEntry, type GcReport } from "./sessions/git-gc.js";
+
 export type { DoctorFinding, DoctorReport, FindingKind } from "./store/doctor/index.js";
 export type { HealthCheck, StoreHealth } from "./store/health.js";
 

@@ -170,6 +170,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
     .addOption(new Option("--session <id>", SESSION_HELP).conflicts("resume"))
     .option("--resume <id>", RESUME_HELP)
     .option("--system <text>", "a system message for every turn")
+    .option("--from <node_id>", "edit and resend: the first line replaces this past message on a new branch")
     .option("--json", 'print one JSON object per turn: {"ok","session_id","created","turn_id","reply"} (or "error")')
     .option("--events", "print each event (node, delta, status, question) as a JSON line, then the turn's --json line")
     .action(lazy(traced(() => import("./commands/chat.js").then((loaded) => loaded.chatCommand))));

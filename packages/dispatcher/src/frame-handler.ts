@@ -13,6 +13,7 @@ import type { Client } from "./client.js";
 import type { DeltaRelay } from "./delta-relay.js";
 import { NoRunningTurnError, UnknownQuestionError } from "./errors.js";
 import type { EventLogger } from "./logging.js";
+import { handleBranchFrame } from "./branch-frames.js";
 import { parseClientFrame } from "./parse-frame.js";
 import type { ProgramRegistry } from "./programs.js";
 import type { AnswerFrame, ClientFrame, ModelCallInfo } from "./protocol.js";
@@ -173,6 +174,11 @@ export class FrameHandler {
       }
       case "list_programs":
         client.send({ type: "programs", programs: programs.list() });
+        return;
+      case "list_branches":
+      case "checkout":
+      case "name_branch":
+        await handleBranchFrame(this.deps, client, frame);
         return;
     }
   }

@@ -48,7 +48,7 @@ interface RunningTurn {
 
 /** What a turn runs: a chat, a registered program, or the continuation of a stopped turn. */
 type TurnWork =
-  | { kind: "chat"; text: string }
+  | { kind: "chat"; text: string; from?: string }
   | { kind: "run"; program: RegisteredProgram; input: unknown }
   | { kind: "resume"; prepared: PreparedResume };
 
@@ -129,7 +129,7 @@ export class Turns {
     } else {
       // What sessionContext will pick for the turn (a broken configuration throws here, before anything is written).
       requireRuntime("the dispatcher runs without a model, so chat cannot answer", { runtime: this.deps.runtime });
-      work = { kind: "chat", text: frame.text };
+      work = { kind: "chat", text: frame.text, ...(frame.from !== undefined ? { from: frame.from } : {}) };
     }
     const turn = this.reserve(client, frame.session_id ?? null);
     turn.done = this.execute(client, work, frame.client_msg_id, turn).finally(() => this.release(client, turn));
@@ -309,7 +309,7 @@ export class Turns {
             created: session.created,
             ...labels,
           });
-          if (work.kind === "chat") return chat(work.text);
+          if (work.kind === "chat") return chat(work.text, work.from !== undefined ? { from: work.from } : {});
           if (work.kind === "run") return work.program.invoke(work.input);
           return resumeTurn(work.prepared);
         },

@@ -3,6 +3,7 @@
 // element with textContent, so nothing a session contains can inject markup.
 import { formFits, readFields, renderFields } from "./input-form.js";
 import { modelCallBlock, showModelCalls } from "./model-calls.js";
+import { createBranchView } from "./branches.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -112,6 +113,7 @@ function newRef() {
 // ---- frames -----------------------------------------------------------------
 
 function handle(frame) {
+  if (branches.observe(frame)) return;
   switch (frame.type) {
     case "hello":
       return;
@@ -227,6 +229,7 @@ function selectSession(sessionId, { fresh = false } = {}) {
   state.streams = new Map();
   state.status = "";
   state.resumable = null;
+  branches.reset();
   const params = new URLSearchParams(location.search);
   if (sessionId) params.set("session", sessionId);
   else params.delete("session");
@@ -333,13 +336,16 @@ function renderMessages() {
 
 function renderMessageList() {
   const items = [];
+  // The head's branch only (branches.js); other branches are a switch away.
+  const onBranch = branches.visibleIds(state.nodes);
   for (const node of orderedNodes()) {
-    if (node.caller !== "") continue;
+    if (node.caller !== "" || (onBranch && !onBranch.has(node.id))) continue;
     const item = document.createElement("li");
     item.dataset.nodeId = node.id;
     if (node.role === "user" && node.name !== "ask_user") {
       item.className = "user";
-      item.append(span("who", "you"), text(stringOf(node.output)));
+      if (branches.isEditing(node.id)) item.append(span("who", "you"), branches.editControls(node, state.busy));
+      else item.append(span("who", "you"), text(stringOf(node.output)), branches.editControls(node, state.busy));
     } else if (node.role === "llm") {
       item.className = node.metadata.status === "running" ? "llm streaming" : "llm";
       item.append(span("who", node.name), text(replyText(node)));
@@ -559,6 +565,13 @@ function startTurn(frame) {
   if (sent) setBusy(true);
   return ref;
 }
+
+const branches = createBranchView({
+  send,
+  startTurn,
+  rerender: scheduleRender,
+  currentSession: () => state.sessionId,
+});
 
 $("chat-form").addEventListener("submit", (event) => {
   event.preventDefault();

@@ -3,27 +3,22 @@ import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import type { ServerFrame } from "@openprogram/dispatcher";
 import { TestClient } from "@openprogram/dispatcher/testing";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import {
   collect,
-  createCliHome,
   program,
   readRequestLog,
   runCli,
   spawnCli,
   stopCliProcesses,
   waitFor,
-  type CliHome,
+  useCliHome,
 } from "./helpers/cli.js";
 
 /** Any frame or log line, read field by field. */
 type Json = Record<string, unknown> & { type?: string; event?: string };
 
-let home: CliHome;
-beforeAll(() => {
-  home = createCliHome();
-});
-afterAll(() => home.cleanup());
+const home = useCliHome();
 
 afterEach(stopCliProcesses);
 

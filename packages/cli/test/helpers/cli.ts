@@ -13,9 +13,11 @@ export {
   collect,
   runCli,
   spawnCli,
+  startServe,
   stopCliProcesses,
   type CliResult,
   type RunCliOptions as RunOptions,
+  type ServeProcess,
 } from "../../src/testing/index.js";
 export { PYTHON_SESSIONS_FIXTURE, waitFor } from "@openprogram/session-context/testing";
 

@@ -59,7 +59,7 @@ describe("branches on the web page, in Chromium", () => {
     await expect.poll(() => messages.locator("li", { hasText: "Somewhere colder" }).count(), UI_WAIT).toBe(0);
     const switcher = page.locator("#branch-select");
     await switcher.waitFor({ state: "visible", ...UI_WAIT });
-    expect(await switcher.locator("option").allTextContents()).toEqual(["branch 1 (ba1sha)", "● warmer"]);
+    expect(await switcher.locator("option").allTextContents()).toEqual(["“Somewhere colder” (ba1sha)", "● warmer"]);
 
     await switcher.selectOption("ba1sha");
     await messages.locator("li.llm", { hasText: "Oslo." }).waitFor(UI_WAIT);
@@ -77,7 +77,7 @@ describe("branches on the web page, in Chromium", () => {
     await messages.locator("li.user", { hasText: "Somewhere hotter" }).waitFor(UI_WAIT);
     await expect.poll(() => messages.locator("li", { hasText: "Somewhere colder" }).count(), UI_WAIT).toBe(0);
     await expect.poll(() => switcher.locator("option").count(), UI_WAIT).toBe(3);
-    expect(await switcher.locator("option:checked").textContent()).toMatch(/^● branch \d \([0-9a-f]{8}\)$/);
+    expect(await switcher.locator("option:checked").textContent()).toMatch(/^● “Somewhere hotter” \([0-9a-f]{8}\)$/);
     const nodes = await store.db.loadNodes("branched_shared");
     const edited = nodes.find((node) => node.output === "Somewhere hotter");
     expect(edited).toMatchObject({ predecessor: "ba0sha", metadata: { edit_of: "bu1sha" } });

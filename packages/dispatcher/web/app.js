@@ -571,6 +571,7 @@ const branches = createBranchView({
   startTurn,
   rerender: scheduleRender,
   currentSession: () => state.sessionId,
+  nodes: () => state.nodes,
 });
 
 $("chat-form").addEventListener("submit", (event) => {

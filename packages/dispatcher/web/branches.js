@@ -6,9 +6,10 @@
 
 /**
  * The page's branch view. `send` sends a frame, `startTurn` starts a turn as
- * the chat form does, `rerender` schedules a redraw of the conversation.
+ * the chat form does, `rerender` schedules a redraw of the conversation,
+ * `nodes()` is the session's nodes by id (to label unnamed branches).
  */
-export function createBranchView({ send, startTurn, rerender, currentSession }) {
+export function createBranchView({ send, startTurn, rerender, currentSession, nodes }) {
   const view = {
     /** The session's head as this page knows it; undefined until the session's detail arrives. */
     headId: undefined,
@@ -35,7 +36,7 @@ export function createBranchView({ send, startTurn, rerender, currentSession }) 
     const options = view.tips.map((tip, index) => {
       const option = document.createElement("option");
       option.value = tip.head_id;
-      option.textContent = `${tip.active ? "● " : ""}${tip.name ?? `branch ${index + 1} (${tip.head_id.slice(0, 8)})`}`;
+      option.textContent = `${tip.active ? "● " : ""}${tip.name ?? unnamedLabel(tip, index)}`;
       option.selected = tip.active;
       return option;
     });
@@ -50,6 +51,21 @@ export function createBranchView({ send, startTurn, rerender, currentSession }) 
     select.replaceChildren(...options);
     // One branch needs no switcher.
     label.hidden = select.hidden = view.tips.length < 2;
+  }
+
+  /** An unnamed branch says what its last message asked: `“Somewhere colder” (ba1sha)`. */
+  function unnamedLabel(tip, index) {
+    const all = nodes();
+    let node = all.get(tip.head_id);
+    const seen = new Set();
+    while (node && node.role !== "user" && !seen.has(node.id)) {
+      seen.add(node.id);
+      node = all.get(node.predecessor);
+    }
+    const asked = node && typeof node.output === "string" ? node.output.replace(/\s+/g, " ").trim() : "";
+    const short = tip.head_id.slice(0, 8);
+    if (asked === "") return `branch ${index + 1} (${short})`;
+    return `“${asked.length > 40 ? `${asked.slice(0, 39)}…` : asked}” (${short})`;
   }
 
   /** Follows a frame; returns true for the frames this view owns. */

@@ -222,10 +222,11 @@ describe("the page and other paths", () => {
     const base = served.dispatcher.url;
     const missing = await httpGet(`${base}/ws`);
     expect(missing.status).toBe(401);
-    expect(JSON.parse(missing.body).error).toMatchObject({ code: "unauthorized", message: /requires a token/ });
+    const errorOf = (body: string) => (JSON.parse(body) as { error: { code: string; message: string } }).error;
+    expect(errorOf(missing.body)).toMatchObject({ code: "unauthorized", message: /requires a token/ });
     const wrong = await httpGet(`${base}/ws`, { Authorization: "Bearer wrong-token" });
     expect(wrong.status).toBe(401);
-    expect(JSON.parse(wrong.body).error.message).toBe("The token is wrong.");
+    expect(errorOf(wrong.body).message).toBe("The token is wrong.");
     expect((await httpGet(`${base}/ws`, { Authorization: `Bearer ${token}` })).status).toBe(426);
     expect((await httpGet(`${base}/ws?token=${token}`)).status).toBe(426);
   });

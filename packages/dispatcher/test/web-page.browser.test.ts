@@ -230,6 +230,10 @@ describe("the web page in Chromium", () => {
     await page.locator("#call-tree pre.stream", { hasText: "line 20" }).waitFor(UI_WAIT);
     await page.click("#stop-turn");
     await page.locator("#call-tree .status-cancelled").first().waitFor(UI_WAIT);
+    // The tree keeps the record's word (cancelled), in the neutral colour of a stop.
+    // (Polled: the tree is rebuilt as nodes arrive, and a replaced element has no style.)
+    await expect.poll(() => colorOf(page.locator("#call-tree .status-cancelled").first()), UI_WAIT).toBe(MUTED);
+    await page.locator("#messages li.code.stopped .outcome", { hasText: "stopped" }).waitFor(UI_WAIT);
     expect(pageErrors).toEqual([]);
   });
 

@@ -13,7 +13,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createDispatcher, resolveServeConfig, serve, type LogEntry, type ServeProcess } from "../src/index.js";
-import { closeAll, onCleanup, startDispatcher, type TestDispatcher } from "./helpers.js";
+import { closeAll, onCleanup, serveInChild, startDispatcher, type TestDispatcher } from "./helpers.js";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const CHROMIUM_ARGS = [
@@ -26,6 +26,9 @@ const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 const UI_WAIT = { timeout: 30_000 };
+/** `serve()` from dist/ in a child process (the kill -9 test), and the token it is given. */
+const SERVE_CHILD = fileURLToPath(new URL("./fixtures/serve-child.mjs", import.meta.url));
+const KILL_TOKEN = "browser-kill-token-0123456789abcdef";
 /** Screenshots for a reviewer: test-results/ at the repository's root (ignored by git). */
 const ARTIFACTS = fileURLToPath(new URL("../../../test-results/dispatcher/", import.meta.url));
 
@@ -448,22 +451,31 @@ describe("seeing what the model saw (issue 17 §3)", () => {
 });
 
 describe("a web page that tells the truth (issue 17 §6)", () => {
-  it("says 'disconnected, reconnecting' when the dispatcher is killed (no token form), reconnects when it is back on the same port, and the pending question comes back", async () => {
-    const store = createTempStore("openprogram-browser-reconnect-");
-    onCleanup(() => store.cleanup());
-    const { runtime } = scriptedRuntime(["Blue is the color of the sky."]);
-    served = await startDispatcher({ runtime, programs: { pick_color: pickColor }, store });
-    await openPage();
+  it("says 'disconnected, reconnecting' when the dispatcher is killed -9 (no token form), reconnects when it is back on the same port, and the pending question comes back", async () => {
+    const home = mkdtempSync(join(tmpdir(), "openprogram-browser-kill-"));
+    onCleanup(() => rmSync(home, { recursive: true, force: true }));
+    const env = { OPENPROGRAM_PROVIDER: "none", OPENPROGRAM_TOKEN: KILL_TOKEN };
+    const first = await serveInChild(SERVE_CHILD, env, home);
+    const wsUrl = new URL(first.wsUrl);
+    page = await (await launched()).newPage();
+    pageErrors = [];
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    page.on("console", (message) => {
+      if (message.type() === "error") pageErrors.push(message.text());
+    });
+    await page.goto(`http://${wsUrl.host}/?token=${KILL_TOKEN}`);
+    await page.locator("#connection[data-state='open']").waitFor(UI_WAIT);
     await page.click("#run-panel summary");
-    await page.selectOption("#program-select", "pick_color");
-    await page.fill("#program-input", "{}");
+    await page.selectOption("#program-select", "choose_color");
     await page.click("#run-submit");
     const dialog = page.locator("#question-dialog");
     await dialog.locator("#question-text", { hasText: "Which color?" }).waitFor(UI_WAIT);
-    const id = (await page.textContent("#session-id")) as string;
+    const sessionId = page.locator("#session-id");
+    await expect.poll(() => sessionId.textContent(), UI_WAIT).toMatch(/^session_[0-9a-f]{10}$/);
+    const id = (await sessionId.textContent()) as string;
 
-    const { port } = served.dispatcher;
-    await served.dispatcher.close();
+    first.child.kill("SIGKILL");
+    await first.exited;
     const connection = page.locator("#connection[data-state='reconnecting']");
     await connection.waitFor(UI_WAIT);
     expect(await connection.textContent()).toBe("disconnected, reconnecting…");
@@ -475,15 +487,15 @@ describe("a web page that tells the truth (issue 17 §6)", () => {
     expect(await dialog.getAttribute("open")).toBeNull();
     await page.screenshot({ path: join(artifactsDir(), "reconnecting.png") });
 
-    const restarted = await createDispatcher({ runtime, programs: { pick_color: pickColor }, db: store.db, port });
-    onCleanup(() => restarted.close());
+    // Started again on the same port and home: the page finds it by itself, with the token it kept.
+    await serveInChild(SERVE_CHILD, { ...env, OPENPROGRAM_PORT: wsUrl.port }, home);
     await page.locator("#connection[data-state='open']").waitFor(UI_WAIT);
     // Resubscribed to the open session: the dispatcher sends the question again, on the same page.
     await dialog.locator("#question-text", { hasText: "Which color?" }).waitFor(UI_WAIT);
     await expect.poll(() => dialog.getAttribute("open"), UI_WAIT).not.toBeNull();
     expect(await page.textContent("#session-id")).toBe(id);
     await dialog.getByRole("button", { name: "blue" }).click();
-    await page.locator("#messages li.code .result", { hasText: "Blue is the color of the sky." }).waitFor(UI_WAIT);
+    await page.locator("#messages li.code .result", { hasText: "You chose blue." }).waitFor(UI_WAIT);
     expect(await page.locator("#token-form").isVisible()).toBe(false);
     expect(withoutNetworkErrors(pageErrors)).toEqual([]);
   });

@@ -74,8 +74,11 @@ describe("the web page's files", () => {
       "/",
       "/app.js",
       "/branches.js",
+      "/connection.js",
+      "/format-value.js",
       "/index.html",
       "/input-form.js",
+      "/markdown.js",
       "/model-calls.js",
       "/style.css",
     ]);

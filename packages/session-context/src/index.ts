@@ -146,6 +146,7 @@ export {
   type SessionDetail,
   type StoreOption,
 } from "./sessions/manage.js";
+export { MESSAGE_TITLE_CHARS, PROGRAM_TITLE_CHARS, titleFromMessage, titleFromProgram } from "./sessions/titles.js";
 
 // Branches, archiving and retention (Python OpenProgram's rules: PYTHON-COMPAT.md)
 export {

@@ -115,7 +115,8 @@ export function createBranchView({ send, startTurn, rerender, currentSession, no
 
   /**
    * The ids of the top-level nodes on the head's branch, walking predecessors
-   * back from the head (null while the head is unknown: everything shows).
+   * back from the head, and the unfinished reply hanging on it (null while
+   * the head is unknown: everything shows).
    */
   function visibleIds(nodes) {
     if (view.headId === undefined) return null;
@@ -126,6 +127,18 @@ export function createBranchView({ send, startTurn, rerender, currentSession, no
       if (!node) break;
       ids.add(current);
       current = node.predecessor;
+    }
+    // A reply that has not completed (streaming, stopped, failed) hangs on the head without becoming it: shown too.
+    for (const node of nodes.values()) {
+      const status = node.metadata.status;
+      if (
+        node.caller === "" &&
+        node.predecessor === view.headId &&
+        node.role !== "user" &&
+        status &&
+        status !== "completed"
+      )
+        ids.add(node.id);
     }
     return ids;
   }

@@ -24,6 +24,11 @@ export function connectionConfig(url: string): pg.ClientConfig {
     statement_timeout: STATEMENT_TIMEOUT_MS,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     application_name: "openprogram-dispatcher",
+    // Everything this database holds is coordination, never the record (that is in git): a commit need not wait
+    // for its WAL flush (measured: a lease acquire + release took 15 ms with it on a slow disk, under 1 ms without).
+    // A database crash can then lose the last ~200 ms of commits; a lease lost that way is noticed by its holder
+    // at its next renewal (lease_lost), as in an outage.
+    options: "-c synchronous_commit=off",
   };
 }
 

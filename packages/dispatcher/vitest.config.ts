@@ -12,6 +12,7 @@ export default defineConfig(({ mode }) =>
       "test/limits.test.ts",
       "test/slow-client.test.ts",
       "test/cluster/cluster-processes.test.ts",
+      "test/cluster/cluster.browser.test.ts",
     ],
     mode,
   }),

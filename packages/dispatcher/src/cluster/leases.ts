@@ -103,8 +103,10 @@ export class SessionLeases {
   /** Extends every lease held here in one statement; leases that are gone, or may have expired, are lost. */
   async renew(): Promise<void> {
     if (this.held.size === 0) return;
-    const ids = [...this.held.keys()];
-    const asked = Date.now();
+    // The leases as they are now: one released and taken again while the statement runs is a new lease, left alone.
+    const asked = new Map(this.held);
+    const ids = [...asked.keys()];
+    const askedAt = Date.now();
     let renewed: Set<string>;
     try {
       const result = await query<{ session_id: string }>(
@@ -122,10 +124,9 @@ export class SessionLeases {
           this.lose(sessionId, held, `the database was unreachable: ${(error as Error).message}`);
       return;
     }
-    for (const sessionId of ids) {
-      const held = this.held.get(sessionId);
-      if (!held) continue;
-      if (renewed.has(sessionId)) held.validUntil = asked + this.ttlMs;
+    for (const [sessionId, held] of asked) {
+      if (this.held.get(sessionId) !== held) continue;
+      if (renewed.has(sessionId)) held.validUntil = askedAt + this.ttlMs;
       else this.lose(sessionId, held, "another replica took it after it expired");
     }
   }

@@ -55,9 +55,23 @@ function turnFrames(client: TestClient, sessionId: string, turnId: string): Serv
   return start === -1 || end === -1 ? [] : frames.slice(start, end + 1);
 }
 
+let messages = 0;
+
+/**
+ * Sends a turn's frame and returns its answer: its own `session` frame or the error refusing it, told apart by
+ * client_msg_id (a client subscribed to the session also receives other turns' `session` frames).
+ */
+async function startTurn(client: TestClient, frame: Record<string, unknown>): Promise<ServerFrame> {
+  const id = `t${messages++}`;
+  client.send({ ...frame, client_msg_id: id });
+  return client.next(["session", "error"], (answer) =>
+    answer.type === "session" ? answer.client_msg_id === id : answer.ref === id,
+  );
+}
+
 async function createSession(client: TestClient): Promise<string> {
-  client.send({ type: "run", program: "steps", input: { count: 1 } });
-  const opened = await client.next("session");
+  const opened = await startTurn(client, { type: "run", program: "steps", input: { count: 1 } });
+  if (opened.type !== "session") throw new Error(`refused: ${JSON.stringify(opened)}`);
   await client.next("turn_done", (frame) => frame.turn_id === opened.turn_id);
   return opened.session_id;
 }
@@ -112,17 +126,19 @@ describe("three openprogram serve replicas, one sessions root, one database", ()
     const [a, b] = [await connect(replicas[0] as ReplicaProcess), await connect(replicas[1] as ReplicaProcess)];
     for (let round = 0; round < 4; round++) {
       const sessionId = await createSession(a);
-      const both = [a, b].map((client) => {
-        client.send({ type: "run", program: "steps", input: { count: 2 }, session_id: sessionId });
-        return client.next(["session", "error"]);
-      });
-      const answers = await Promise.all(both);
+      // A turn that waits for an answer: the two surely overlap, whichever replica reads its frame first.
+      const answers = await Promise.all(
+        [a, b].map((client) => startTurn(client, { type: "run", program: "ask_color", session_id: sessionId })),
+      );
       const ran = answers.filter((frame) => frame.type === "session");
       const refused = answers.filter((frame) => frame.type === "error");
-      expect(ran).toHaveLength(1);
+      expect(ran, `${sessionId}: ${JSON.stringify(answers)}`).toHaveLength(1);
       expect(refused).toMatchObject([{ code: "session_busy" }]);
       const winner = answers[0]?.type === "session" ? a : b;
-      await winner.next("turn_done", (frame) => frame.session_id === sessionId);
+      const turnId = (ran[0] as { turn_id: string }).turn_id;
+      const question = await winner.next("question", (frame) => frame.session_id === sessionId);
+      winner.send({ type: "answer", question_id: question.question_id, value: "red" });
+      await winner.next("turn_done", (frame) => frame.turn_id === turnId);
     }
   });
 
@@ -160,8 +176,13 @@ describe("three openprogram serve replicas, one sessions root, one database", ()
     const sessionId = await createSession(onRunning);
     onWatching.send({ type: "subscribe", session_id: sessionId });
     await onWatching.next("subscribed");
-    onRunning.send({ type: "run", program: "steps", input: { count: 40, pauseMs: 100 }, session_id: sessionId });
-    const started = await onRunning.next("session");
+    const started = await startTurn(onRunning, {
+      type: "run",
+      program: "steps",
+      input: { count: 40, pauseMs: 100 },
+      session_id: sessionId,
+    });
+    if (started.type !== "session") throw new Error(`refused: ${JSON.stringify(started)}`);
     // A few steps done (seen on the watching replica), then the replica dies mid-turn.
     await onWatching.next(
       "node",
@@ -175,12 +196,12 @@ describe("three openprogram serve replicas, one sessions root, one database", ()
         expect(resumed.code).toBe("session_busy");
         await new Promise((resolve) => setTimeout(resolve, 150));
       }
-      onResuming.send({ type: "resume", session_id: sessionId });
-      resumed = await onResuming.next(["session", "error"]);
+      resumed = await startTurn(onResuming, { type: "resume", session_id: sessionId });
       expect(Date.now() - killedAt).toBeLessThan(LEASE_TTL_MS + 15_000);
     }
     expect(resumed).toMatchObject({ kind: "resume", resumed_turn_id: started.turn_id });
-    const done = await onWatching.next("turn_done", (frame) => frame.session_id === sessionId);
+    const resumedTurn = (resumed as { turn_id: string }).turn_id;
+    const done = await onWatching.next("turn_done", (frame) => frame.turn_id === resumedTurn);
     expect(done.result).toBe(40 * 39);
     replicas[0] = await startReplicaProcess(setup, running.port);
   });

@@ -103,6 +103,11 @@ export const EXIT_CODES_BY_ERROR: Readonly<Record<KnownErrorCode, ExitCodes>> = 
   web_assets_missing: FAILURE,
   too_many_turns: FAILURE,
   server_busy: FAILURE,
+  // The cluster (`serve --postgres`): the database is the operator's to fix; a lost lease or an unreachable replica is transient
+  database_unavailable: CONFIGURATION,
+  schema_too_new: CONFIGURATION,
+  lease_lost: BUSY,
+  replica_unreachable: BUSY,
   // The process runner (`run --isolate`, `serve --isolate`)
   child_process_failed: FAILURE,
   child_timeout: FAILURE,

@@ -19,6 +19,7 @@ import { chatTurnContext } from "./chat.js";
 import { StreamedReply } from "./streamed-reply.js";
 import type { ChatOptions, ExecOptions, Runtime } from "./types.js";
 import { storeInternals } from "../store/store-internals.js";
+import { activeSummaryId } from "../compaction/summary-node.js";
 
 /** Request defaults of a runtime. */
 export interface RuntimeDefaults {
@@ -51,10 +52,12 @@ export class ModelRuntime implements Runtime {
     const callId = callIdOf(context);
     const { nodes, ordered } = sessionNodes(context);
     const system = context.call?.doc ?? docOf(callId === null ? undefined : nodes.get(callId));
-    const headId = callId === null ? storeInternals(context.db).readMetaSync(context.sessionId).head_id : null;
+    const meta = storeInternals(context.db).readMetaSync(context.sessionId);
+    const headId = callId === null ? meta.head_id : null;
     const replay = context.turn.replay;
     const earlier = replay && callId !== null ? replay.callsOf(callId) : null;
-    const prompt = renderPrompt({ nodes, ordered, callId, headId, system, content, earlier });
+    const summaryId = activeSummaryId(meta);
+    const prompt = renderPrompt({ nodes, ordered, callId, headId, summaryId, system, content, earlier });
     const record: PromptRecord = { prompt, system, content, kind: "exec", slot: null };
     if (replay) {
       const step = replay.enterExec(callId, () => this.bodyDigest(this.request(record, options)));
@@ -71,9 +74,11 @@ export class ModelRuntime implements Runtime {
     // branch up to the head with the message last: the same messages as rendering from the user's node.
     await context.beginTurn();
     const { nodes, ordered } = sessionNodes(context);
-    const headId = storeInternals(context.db).readMetaSync(context.sessionId).head_id;
+    const meta = storeInternals(context.db).readMetaSync(context.sessionId);
+    const headId = meta.head_id;
     const system = options.system ?? null;
-    const rendered = renderPrompt({ nodes, ordered, callId: null, headId, system, content: text });
+    const summaryId = activeSummaryId(meta);
+    const rendered = renderPrompt({ nodes, ordered, callId: null, headId, summaryId, system, content: text });
     const userId = mintNodeId();
     const prompt = { messages: rendered.messages, reads: [...rendered.reads, userId] };
     const userWritten = context.writer.append(

@@ -3,6 +3,7 @@
 // element with textContent, so nothing a session contains can inject markup.
 import { formFits, readFields, renderFields } from "./input-form.js";
 import { modelCallBlock, showModelCalls } from "./model-calls.js";
+import { addCompactButton, compactionNote, foldSummary, summaryIdOf } from "./summary-block.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -26,6 +27,8 @@ const state = {
   reconnectTimer: null,
   nextRef: 1,
   renderQueued: false,
+  // The active summary (meta.json `_last_summary_id`): the page folds the turns it covers behind it.
+  summaryId: null,
 };
 
 // ---- connection -------------------------------------------------------------
@@ -183,9 +186,17 @@ function handle(frame) {
       if (frame.session_id !== state.sessionId) return;
       state.nodes = new Map(frame.nodes.map((node) => [node.id, node]));
       state.resumable = frame.resumable ?? null;
+      state.summaryId = summaryIdOf(frame.meta);
       setStatus(frame.session.status);
       setBusy(frame.busy);
       return scheduleRender();
+    case "compaction":
+      if (frame.session_id !== state.sessionId) return;
+      note(compactionNote(frame));
+      if (frame.phase === "finished" && frame.summary_id) state.summaryId = frame.summary_id;
+      return scheduleRender();
+    case "compacted":
+      return;
     case "session_deleted":
       if (frame.session_id === state.sessionId) selectSession(null);
       send({ type: "list_sessions" });
@@ -233,6 +244,8 @@ function selectSession(sessionId, { fresh = false } = {}) {
   replaceQuery(params);
   $("session-id").textContent = sessionId ?? "(new: sending a message starts one)";
   $("delete-session").hidden = !sessionId;
+  state.summaryId = null;
+  compactButton.hidden = !sessionId;
   setStatus("");
   hideError();
   note(fresh ? `New session ${sessionId}: reload with ?session=${sessionId} to continue it.` : "");
@@ -353,7 +366,7 @@ function renderMessageList() {
     }
     items.push(item);
   }
-  $("messages").replaceChildren(...items);
+  $("messages").replaceChildren(...foldSummary(items, state.nodes, state.summaryId));
 }
 
 function renderTree() {
@@ -590,6 +603,9 @@ $("run-form").addEventListener("submit", (event) => {
 
 $("program-select").addEventListener("change", showProgramDoc);
 $("new-session").addEventListener("click", () => selectSession(null));
+const compactButton = addCompactButton($("delete-session"), () =>
+  send({ type: "compact", session_id: state.sessionId }),
+);
 $("stop-turn").addEventListener("click", () => {
   if (state.sessionId) send({ type: "stop", session_id: state.sessionId });
 });

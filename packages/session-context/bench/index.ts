@@ -1,4 +1,6 @@
-// `pnpm bench` for the core: store (issue 2), context (issue 3) replay (issue 14) and tracing (issue 18) figures.
+// `pnpm bench` for the core: store (issue 2), context (issue 3) replay (issue 14), tracing (issue 18) and
+// compaction (issue 16) figures.
+import { benchCompaction } from "./compaction.js";
 import { benchContext } from "./context.js";
 import { benchReplay } from "./replay.js";
 import { benchStore } from "./store.js";
@@ -9,3 +11,4 @@ await benchStore();
 await benchContext();
 await benchReplay();
 await benchTracing();
+await benchCompaction();

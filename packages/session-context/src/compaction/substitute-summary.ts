@@ -11,9 +11,8 @@ import { coversIdsOf } from "./summary-node.js";
  */
 export function substituteSummary(branch: readonly SessionNode[], summary: SessionNode | null): readonly SessionNode[] {
   if (!summary) return branch;
-  const covered = coversIdsOf(summary);
-  if (!covered) return branch;
-  const coveredIds = new Set(covered);
+  const coveredIds = coveredSet(summary);
+  if (!coveredIds) return branch;
   let found = 0;
   let first = -1;
   for (let index = 0; index < branch.length; index++) {
@@ -32,4 +31,17 @@ export function substituteSummary(branch: readonly SessionNode[], summary: Sessi
     if (!coveredIds.has(node.id)) view.push(node);
   }
   return view;
+}
+
+/** Nodes are frozen once read: a summary's covered ids are made a set once, not on every render. */
+const coveredSets = new WeakMap<SessionNode, ReadonlySet<string> | null>();
+
+function coveredSet(summary: SessionNode): ReadonlySet<string> | null {
+  let set = coveredSets.get(summary);
+  if (set === undefined) {
+    const covered = coversIdsOf(summary);
+    set = covered ? new Set(covered) : null;
+    coveredSets.set(summary, set);
+  }
+  return set;
 }

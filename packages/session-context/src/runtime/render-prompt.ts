@@ -71,14 +71,17 @@ export function renderPrompt(source: PromptSource): RenderedPrompt {
 
 /** The conversation branch visible to a call: everything before its top-level ancestor. */
 function conversationBefore(source: PromptSource): SessionNode[] {
-  let start: string | null = source.headId;
-  if (source.callId !== null) {
-    const top = topLevelAncestor(source.nodes, source.callId);
-    start = top ? top.predecessor : null;
-  }
+  const start = conversationTip(source);
   const branch = substituteSummary(walkBranch(source.nodes, start), activeSummary(source.nodes, source.summaryId));
   // A call a resumed turn took over is replaced by its continuation: the prompt is the uninterrupted run's.
   return branch.filter((node) => !isUnfinished(node) && !isTakenOver(node, source.nodes));
+}
+
+/** Where the conversation a prompt shows ends: the head, or the predecessor of the call's top-level ancestor. */
+export function conversationTip(source: Pick<PromptSource, "nodes" | "callId" | "headId">): string | null {
+  if (source.callId === null) return source.headId;
+  const top = topLevelAncestor(source.nodes, source.callId);
+  return top ? top.predecessor : null;
 }
 
 function isTakenOver(node: SessionNode, nodes: ReadonlyMap<string, SessionNode>): boolean {

@@ -3,6 +3,7 @@
 import { iterations, median, report, sample } from "@openprogram/bench-kit";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
 import { countChatTokens, tokenUpperBound } from "../src/compaction/token-count.js";
+import { usageBound } from "../src/compaction/usage-estimate.js";
 import type { ChatMessage } from "../src/providers/types.js";
 import { renderPrompt } from "../src/runtime/render-prompt.js";
 import { walkBranch } from "../src/store/session-db.js";
@@ -157,6 +158,25 @@ async function benchTokenCounting(): Promise<void> {
   const messages = history(0);
   const warm = await sample(() => countChatTokens(messages, "gpt-4o"), { iterations: iterations(50), warmup: 3 });
   const bound = await sample(() => tokenUpperBound(messages), { iterations: iterations(50), warmup: 3 });
+  // The same history as a session whose last reply recorded the provider's usage: the decision before the next turn.
+  const conversation = messages.map((message, index) =>
+    node(
+      `h${index}`,
+      index,
+      message.role === "user" ? "user" : "llm",
+      message.content,
+      index === 0 ? null : `h${index - 1}`,
+    ),
+  );
+  const last = conversation[conversation.length - 1] as SessionNode;
+  last.reads = conversation.slice(0, -1).map((entry) => entry.id);
+  last.metadata = { usage: { inputTokens: tokens - 40, outputTokens: 40 }, system: null };
+  const byId = new Map(conversation.map((entry) => [entry.id, entry]));
+  const reads = conversation.map((entry) => entry.id);
+  const decided = await sample(() => usageBound(reads, byId, null, "And the next observation?"), {
+    iterations: iterations(50),
+    warmup: 3,
+  });
   const baseline = median(library);
   const label = "gpt-tokenizer's countTokens over the same 1,000 texts, uncached";
   report({
@@ -180,6 +200,17 @@ async function benchTokenCounting(): Promise<void> {
     target: "<= 30 ms",
     met: median(warm) <= 30,
     samples: warm.length,
+  });
+  report({
+    package: PACKAGE,
+    metric: `decide whether the next request of that ${Math.round(tokens / 1000)}k-token session needs compacting from the usage the provider reported for the last one (no vocabulary loaded)`,
+    unit: "ms",
+    median: median(decided),
+    baseline,
+    baselineLabel: label,
+    target: "<= 30 ms",
+    met: median(decided) <= 30,
+    samples: decided.length,
   });
   report({
     package: PACKAGE,

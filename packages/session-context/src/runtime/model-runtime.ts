@@ -24,6 +24,7 @@ import type { CompactionResult } from "../compaction/compact-session.js";
 import { resolveCompactionSettings, type CompactionSettings } from "../compaction/compaction-settings.js";
 import { contextLimitFrom, isContextOverflowError } from "../compaction/context-overflow.js";
 import { countChatTokens, countChatTokensIfLoaded, tokenUpperBound } from "../compaction/token-count.js";
+import { usageBound } from "../compaction/usage-estimate.js";
 
 /** Request defaults of a runtime. */
 export interface RuntimeDefaults {
@@ -149,15 +150,20 @@ export class ModelRuntime implements Runtime {
   }
 
   /**
-   * Compacts first when the request would pass 80% of the model's window
-   * (counted with the model's tokenizer, corrected by the usage the provider
-   * reported for earlier requests). A compaction that fails is reported
-   * (a `compaction` event) and the request goes out as it is.
+   * Compacts first when the request would pass 80% of the model's window.
+   * Cheapest first: the request's UTF-8 size; the usage the provider reported
+   * for the previous request of the conversation plus what was added since;
+   * then the model's tokenizer, corrected by how the provider's counts
+   * compared with ours. A compaction that fails is reported (a `compaction`
+   * event) and the request goes out as it is.
    */
   private async fitToWindow(context: ActiveContext, record: PromptRecord, options: ExecOptions): Promise<void> {
     const model = options.model ?? this.model;
     const settings = resolveCompactionSettings(this);
     if (!settings.autoCompact || tokenUpperBound(record.prompt.messages) <= settings.threshold) return;
+    // The provider's count of the previous request, plus what was added since: no vocabulary to load.
+    const reported = usageBound(record.prompt.reads, sessionNodes(context).nodes, record.system, record.content);
+    if (reported !== null && reported <= settings.threshold) return;
     const tokens = (await countChatTokens(record.prompt.messages, model)) * (this.usageRatio.get(model) ?? 1);
     if (tokens <= settings.threshold) return;
     const compacted = await this.compactFor(context, record, "auto").catch(() => null);

@@ -2,27 +2,23 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SUMMARIZE_CONVERSATION_DOC } from "@openprogram/session-context";
 import { startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
-import { createCliHome, runCli, type CliHome } from "./helpers/cli.js";
+import { runCli, useCliHome } from "./helpers/cli.js";
 
 /** Sessions written by Python OpenProgram's own store; compacted_shared is one it compacted. */
 const PYTHON_SESSIONS_V2 = fileURLToPath(
   new URL("../../session-context/test/fixtures/python-openprogram-sessions-v2.tar.gz", import.meta.url),
 );
 
-let home: CliHome;
+const home = useCliHome({ from: PYTHON_SESSIONS_V2 });
 let server: FakeOpenAIServer;
 beforeAll(async () => {
-  home = createCliHome({ from: PYTHON_SESSIONS_V2 });
   server = await startFakeOpenAIServer((request) =>
     request.json.messages?.[0]?.content === SUMMARIZE_CONVERSATION_DOC
       ? "Chapters one to four are drafted."
       : "Notes for chapter six.",
   );
 });
-afterAll(async () => {
-  await server.close();
-  await home.cleanup();
-});
+afterAll(() => server.close());
 
 const env = (): Record<string, string> =>
   home.env({ OPENAI_BASE_URL: server.baseUrl, OPENPROGRAM_MODEL: "gpt-4o-mini", OPENPROGRAM_MAX_RETRIES: "0" });

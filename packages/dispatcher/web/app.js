@@ -245,7 +245,6 @@ function selectSession(sessionId, { fresh = false } = {}) {
   $("session-id").textContent = sessionId ?? "(new: sending a message starts one)";
   $("delete-session").hidden = !sessionId;
   state.summaryId = null;
-  compactButton.hidden = !sessionId;
   setStatus("");
   hideError();
   note(fresh ? `New session ${sessionId}: reload with ?session=${sessionId} to continue it.` : "");
@@ -603,9 +602,7 @@ $("run-form").addEventListener("submit", (event) => {
 
 $("program-select").addEventListener("change", showProgramDoc);
 $("new-session").addEventListener("click", () => selectSession(null));
-const compactButton = addCompactButton($("delete-session"), () =>
-  send({ type: "compact", session_id: state.sessionId }),
-);
+addCompactButton($("delete-session"), () => send({ type: "compact", session_id: state.sessionId }));
 $("stop-turn").addEventListener("click", () => {
   if (state.sessionId) send({ type: "stop", session_id: state.sessionId });
 });

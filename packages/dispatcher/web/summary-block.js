@@ -16,14 +16,16 @@ export function summaryIdOf(meta) {
  * `nodes`, nothing folds.
  */
 export function foldSummary(items, nodes, summaryId) {
+  // Summaries an active one replaced are relics: never part of the conversation shown.
+  const shown = items.filter((item) => item.dataset.nodeId === summaryId || !isSummary(nodes.get(item.dataset.nodeId)));
   const summary = summaryId ? nodes.get(summaryId) : undefined;
   const covered = Array.isArray(summary?.metadata?.covers_ids) ? summary.metadata.covers_ids : [];
-  if (!summary || covered.length === 0 || !covered.every((id) => nodes.has(id))) return items;
+  if (!summary || covered.length === 0 || !covered.every((id) => nodes.has(id))) return shown;
   const coveredIds = new Set(covered);
   const folded = [];
   const result = [];
   let block = null;
-  for (const item of items) {
+  for (const item of shown) {
     const id = item.dataset.nodeId;
     if (id === summary.id) continue;
     if (!coveredIds.has(id)) {
@@ -36,7 +38,7 @@ export function foldSummary(items, nodes, summaryId) {
     }
     folded.push(item);
   }
-  if (!block) return items;
+  if (!block) return shown;
   block.className = "summary";
   block.dataset.nodeId = summary.id;
   const details = document.createElement("details");
@@ -54,15 +56,21 @@ export function foldSummary(items, nodes, summaryId) {
   return result;
 }
 
-/** Adds a Compact button after `anchor` (hidden until a session is open); `onClick` sends the frame. */
+function isSummary(node) {
+  return Boolean(node) && (Array.isArray(node.metadata?.covers_ids) || node.name === "context/summary");
+}
+
+/** Adds a Compact button after `anchor`, shown whenever `anchor` is (the session's Delete); `onClick` sends the frame. */
 export function addCompactButton(anchor, onClick) {
   const button = document.createElement("button");
   button.type = "button";
   button.id = "compact-session";
   button.textContent = "Compact";
   button.title = "Summarise the history except the most recent turns";
-  button.hidden = true;
   button.addEventListener("click", onClick);
+  const follow = () => (button.hidden = anchor.hidden);
+  new MutationObserver(follow).observe(anchor, { attributes: true, attributeFilter: ["hidden"] });
+  follow();
   anchor.after(button);
   return button;
 }

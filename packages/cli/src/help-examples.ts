@@ -57,6 +57,10 @@ export const HELP_EXAMPLES: Record<string, readonly string[]> = {
     "openprogram sessions export session_0123456789 > session.json",
     "openprogram sessions export session_0123456789 --format md > transcript.md",
   ],
+  "sessions compact": [
+    "openprogram sessions compact session_0123456789",
+    "openprogram sessions compact session_0123456789 --keep-recent-tokens 4000 --json",
+  ],
   "sessions doctor": ["openprogram sessions doctor", "openprogram sessions doctor session_0123456789 --fix"],
   "sessions branches": [
     "openprogram sessions branches session_0123456789",

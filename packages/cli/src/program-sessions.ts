@@ -3,7 +3,7 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
 import type { LazyAction } from "./lazy-action.js";
 
-/** Adds list, show, tree, log, rm, export, doctor and the branch and retention commands to `sessions`. */
+/** Adds list, show, tree, log, rm, compact, export, doctor and the branch and retention commands to `sessions`. */
 export function addSessionsCommands(sessions: Command, lazy: LazyAction): void {
   sessions
     .command("list")
@@ -40,6 +40,13 @@ export function addSessionsCommands(sessions: Command, lazy: LazyAction): void {
     .option("-y, --yes", "delete without asking")
     .option("--json", 'print {"ok","session_id","deleted"}')
     .action(lazy(() => import("./commands/sessions/rm.js").then((loaded) => loaded.rmCommand)));
+  sessions
+    .command("compact")
+    .description("summarise the session's history except its most recent turns (the summary stands in for them)")
+    .argument("<id>", "session id")
+    .option("--keep-recent-tokens <n>", "tokens of recent conversation kept verbatim", positiveInteger)
+    .option("--json", 'print {"ok","session_id","summary_id","covered","kept","tokens_before","tokens_after"}')
+    .action(lazy(() => import("./commands/sessions/compact.js").then((loaded) => loaded.compactCommand)));
   sessions
     .command("export")
     .description("the whole session on stdout, as JSON or as a Markdown transcript")

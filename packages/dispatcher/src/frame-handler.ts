@@ -10,6 +10,7 @@ import {
   type RecordedModelCall,
 } from "@openprogram/session-context";
 import type { Client } from "./client.js";
+import { answerCompactFrame } from "./compact-frame.js";
 import type { DeltaRelay } from "./delta-relay.js";
 import { NoRunningTurnError, UnknownQuestionError } from "./errors.js";
 import type { EventLogger } from "./logging.js";
@@ -209,6 +210,9 @@ export class FrameHandler {
         this.deps.log.info("session_deleted", { client: client.id, session_id: frame.session_id });
         return;
       }
+      case "compact":
+        await answerCompactFrame(this.deps, client, frame);
+        return;
       case "list_programs":
         client.send({ type: "programs", programs: programs.list() });
         return;

@@ -36,6 +36,11 @@ const ACTIONS: { [A in ClientAction]: (fields: FieldReader) => Extract<ClientFra
   get_session: (f) => ({ type: "get_session", session_id: f.sessionId() }),
   get_calls: (f) => ({ type: "get_calls", session_id: f.sessionId() }),
   delete_session: (f) => ({ type: "delete_session", session_id: f.sessionId() }),
+  compact: (f) => ({
+    type: "compact",
+    session_id: f.sessionId(),
+    ...f.optionalInteger("keep_recent_tokens", 0, Number.MAX_SAFE_INTEGER),
+  }),
   list_programs: () => ({ type: "list_programs" }),
   list_branches: (f) => ({ type: "list_branches", session_id: f.sessionId() }),
   checkout: (f) => ({ type: "checkout", session_id: f.sessionId(), node_id: f.string("node_id") }),

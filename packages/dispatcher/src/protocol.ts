@@ -119,6 +119,18 @@ export interface DeleteSessionFrame extends ClientFrameBase {
   session_id: string;
 }
 
+/**
+ * Compacts a session now: the model summarises its history except the most
+ * recent turns (the core's compactSession). Answered with `compacted`; its
+ * subscribers get `compaction` frames and the summary's `node` frame.
+ */
+export interface CompactFrame extends ClientFrameBase {
+  type: "compact";
+  session_id: string;
+  /** Tokens of recent conversation kept verbatim (default: the configuration's). */
+  keep_recent_tokens?: number;
+}
+
 /** Lists the programs a `run` frame may name. */
 export interface ListProgramsFrame extends ClientFrameBase {
   type: "list_programs";
@@ -138,6 +150,7 @@ export type ClientFrame =
   | GetSessionFrame
   | GetCallsFrame
   | DeleteSessionFrame
+  | CompactFrame
   | ListProgramsFrame
   | BranchClientFrame;
 
@@ -333,6 +346,36 @@ export interface ProgramsFrame {
   programs: ProgramInfo[];
 }
 
+/**
+ * A compaction of the session started, finished or failed: during a turn (the
+ * request neared the model's window, or the provider refused it as too long)
+ * or asked for with `compact`. A finished one names the summary node, which
+ * stands for `covered` earlier nodes from then on.
+ */
+export interface CompactionFrame {
+  type: "compaction";
+  session_id: string;
+  phase: "started" | "finished" | "failed";
+  reason: "auto" | "overflow" | "manual";
+  summary_id?: string | null;
+  covered?: number;
+  kept?: number;
+  tokens_before?: number;
+  tokens_after?: number;
+  error?: string;
+}
+
+/** Answer to `compact`: the summary written (null when there was nothing to summarise). */
+export interface CompactedFrame {
+  type: "compacted";
+  session_id: string;
+  summary_id: string | null;
+  covered: number;
+  kept: number;
+  tokens_before: number;
+  tokens_after: number;
+}
+
 /** A frame could not be acted on; the connection stays usable. */
 export interface ErrorFrame {
   type: "error";
@@ -363,6 +406,8 @@ export type ServerFrame =
   | SessionDeletedFrame
   | ProgramsFrame
   | BranchServerFrame
+  | CompactionFrame
+  | CompactedFrame
   | ErrorFrame;
 
 /**

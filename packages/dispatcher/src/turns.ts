@@ -23,6 +23,7 @@ import type { ProgramRegistry, RegisteredProgram } from "./programs.js";
 import type { DeltaRelay } from "./delta-relay.js";
 import type { ChatFrame, FrameError, RunFrame, SessionFrame, TurnDoneFrame, TurnFailedFrame } from "./protocol.js";
 import type { Subscriptions } from "./subscriptions.js";
+import { compactionFrame } from "./compact-frame.js";
 import type { WebAsker } from "./web-asker.js";
 import type { Cluster } from "./cluster/cluster.js";
 
@@ -463,8 +464,16 @@ export class Turns {
       case "delta":
         this.deps.deltas.add(event.sessionId, event.nodeId, event.text);
         return;
+      case "compaction":
+        subscriptions.publish(event.sessionId, compactionFrame(event));
+        return;
     }
   };
+
+  /** The runtime turns use (undefined: from configuration), for work beside turns (a `compact` frame). */
+  get runtime(): Runtime | null | undefined {
+    return this.deps.runtime;
+  }
 
   private async settledWithin(ms: number): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;

@@ -81,6 +81,7 @@ describe("the web page's files", () => {
       "/markdown.js",
       "/model-calls.js",
       "/style.css",
+      "/summary-block.js",
     ]);
     expect(() => loadWebAssets("/nonexistent/web")).toThrow(WebAssetsMissingError);
     expect(() => loadWebAssets("/nonexistent/web")).toThrow(/reinstall @openprogram\/dispatcher/);

@@ -450,6 +450,43 @@ describe("seeing what the model saw (issue 17 §3)", () => {
   });
 });
 
+describe("compaction on the page (issue 16)", () => {
+  const PYTHON_SESSIONS_V2 = fileURLToPath(
+    new URL("../../session-context/test/fixtures/python-openprogram-sessions-v2.tar.gz", import.meta.url),
+  );
+
+  it("folds the turns Python's summary covers behind one block that opens to them; Compact writes a new one", async () => {
+    const store = createTempStore("openprogram-browser-compacted-", { from: PYTHON_SESSIONS_V2 });
+    const { runtime } = scriptedRuntime(["The user drafted notes for chapters one to four."], "scripted", {
+      keepRecentTokens: 30,
+    });
+    served = await startDispatcher({ runtime, store });
+    await openPage("/?session=compacted_shared");
+    const messages = page.locator("#messages");
+    const block = messages.locator(":scope > li.summary");
+    await block.waitFor(UI_WAIT);
+    expect(await block.locator("summary").textContent()).toBe("Summary of 6 earlier messages");
+    expect(await block.locator(".summary-text").textContent()).toBe(
+      "The user drafted notes for chapters one to three.",
+    );
+    // The block stands first, then the kept tail; the covered turns are inside it, closed.
+    expect(await messages.locator(":scope > li").count()).toBe(5);
+    expect(await block.locator("ol.covered > li").first().isVisible()).toBe(false);
+    await block.locator("summary").click();
+    expect(await block.locator("ol.covered > li").count()).toBe(6);
+    expect(await block.locator("ol.covered > li").first().textContent()).toContain("Draft notes for chapter one");
+    await page.screenshot({ path: join(artifactsDir(), "compaction-summary-block.png") });
+
+    await page.locator("#compact-session").click();
+    await page.locator("#session-note", { hasText: "a summary now stands for 8 earlier messages" }).waitFor(UI_WAIT);
+    await messages
+      .locator(":scope > li.summary summary", { hasText: "Summary of 8 earlier messages" })
+      .waitFor(UI_WAIT);
+    expect(await messages.locator(":scope > li").count()).toBe(3);
+    expect(pageErrors).toEqual([]);
+  });
+});
+
 describe("a web page that tells the truth (issue 17 §6)", () => {
   it("says 'disconnected, reconnecting' when the dispatcher is killed -9 (no token form), reconnects when it is back on the same port, and the pending question comes back", async () => {
     const home = mkdtempSync(join(tmpdir(), "openprogram-browser-kill-"));

@@ -6,6 +6,7 @@ import { formatValue } from "./format-value.js";
 import { formFits, readFields, renderFields } from "./input-form.js";
 import { modelCallBlock, showModelCalls } from "./model-calls.js";
 import { createBranchView } from "./branches.js";
+import { addCompactButton, compactionNote, foldSummary, summaryIdOf } from "./summary-block.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -28,6 +29,8 @@ const state = {
   resumable: null,
   nextRef: 1,
   renderQueued: false,
+  // The active summary (meta.json `_last_summary_id`): the page folds the turns it covers behind it.
+  summaryId: null,
 };
 
 // ---- connection -------------------------------------------------------------
@@ -169,9 +172,17 @@ function handle(frame) {
       if (frame.session_id !== state.sessionId) return;
       state.nodes = new Map(frame.nodes.map((node) => [node.id, node]));
       state.resumable = frame.resumable ?? null;
+      state.summaryId = summaryIdOf(frame.meta);
       setStatus(frame.session.status);
       setBusy(frame.busy);
       return scheduleRender();
+    case "compaction":
+      if (frame.session_id !== state.sessionId) return;
+      note(compactionNote(frame));
+      if (frame.phase === "finished" && frame.summary_id) state.summaryId = frame.summary_id;
+      return scheduleRender();
+    case "compacted":
+      return;
     case "session_deleted":
       if (frame.session_id === state.sessionId) selectSession(null);
       send({ type: "list_sessions" });
@@ -220,6 +231,7 @@ function selectSession(sessionId, { fresh = false } = {}) {
   replaceQuery(params);
   $("session-id").textContent = sessionId ?? "(new: sending a message starts one)";
   $("delete-session").hidden = !sessionId;
+  state.summaryId = null;
   setStatus("");
   hideError();
   note(fresh ? `New session ${sessionId}: reload with ?session=${sessionId} to continue it.` : "");
@@ -363,7 +375,7 @@ function renderMessageList() {
     }
     items.push(item);
   }
-  $("messages").replaceChildren(...items);
+  $("messages").replaceChildren(...foldSummary(items, state.nodes, state.summaryId));
 }
 
 function renderTree() {
@@ -617,6 +629,7 @@ $("new-session").addEventListener("click", () => {
   selectSession(null);
   showSessions(false);
 });
+addCompactButton($("delete-session"), () => send({ type: "compact", session_id: state.sessionId }));
 $("stop-turn").addEventListener("click", () => {
   if (state.sessionId) send({ type: "stop", session_id: state.sessionId });
 });

@@ -32,6 +32,8 @@ function shape(events: readonly SessionEvent[]): string[] {
         return `question ${event.question}`;
       case "question_closed":
         return `question_closed ${event.outcome}`;
+      case "compaction":
+        return `compaction ${event.phase} ${event.reason}`;
     }
   });
 }

@@ -1,4 +1,6 @@
-// `pnpm bench` for the core: store (issue 2), context (issue 3) replay (issue 14) and tracing (issue 18) and prune (issue 16) figures.
+// `pnpm bench` for the core: store (issue 2), context (issue 3), replay (issue 14), tracing (issue 18), and
+// prune and compaction (issue 16) figures.
+import { benchCompaction } from "./compaction.js";
 import { benchContext } from "./context.js";
 import { benchPrune } from "./prune.js";
 import { benchReplay } from "./replay.js";
@@ -11,3 +13,4 @@ await benchContext();
 await benchReplay();
 await benchTracing();
 await benchPrune();
+await benchCompaction();

@@ -28,6 +28,8 @@ export {
 } from "./context/carrier.js";
 export type {
   AskOutcome,
+  CompactionEvent,
+  CompactionReason,
   DeltaEvent,
   NodeEvent,
   QuestionClosedEvent,
@@ -204,6 +206,31 @@ export {
   type ParsedProgramRef,
   type TurnProgram,
 } from "./turns/program-ref.js";
+
+// Compaction: long sessions stay inside the model's window (Python OpenProgram's summary nodes)
+export { compactSession, type CompactionResult, type CompactSessionOptions } from "./compaction/compact-session.js";
+export {
+  AUTO_COMPACT_SHARE,
+  resolveCompactionSettings,
+  type CompactionSettings,
+  type ResolvedCompactionSettings,
+} from "./compaction/compaction-settings.js";
+export { contextWindowOf, DEFAULT_CONTEXT_WINDOW, MODEL_CONTEXT_WINDOWS } from "./compaction/context-windows.js";
+export { isContextOverflowError } from "./compaction/context-overflow.js";
+export { countChatTokens, tokenizerFor, tokenUpperBound, type TokenizerName } from "./compaction/token-count.js";
+export {
+  SUMMARIZE_CONVERSATION_DOC,
+  summarizeConversation,
+  summaryRequest,
+  type SummarizeInput,
+} from "./compaction/summarizer.js";
+export {
+  activeSummaryId,
+  coversIdsOf,
+  isSummaryNode,
+  SUMMARY_NODE_NAME,
+  SUMMARY_OUTPUT_PREFIX,
+} from "./compaction/summary-node.js";
 
 // Carrying a turn across a process boundary (the process runner uses these)
 export { beginCurrentTurn, recordAbandonedNodes, relaySessionEvent } from "./context/relay.js";

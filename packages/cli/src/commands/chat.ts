@@ -7,6 +7,8 @@ import { isTerminal } from "../io.js";
 import { formatError, sessionLine, summarizeError, writeJson, writeLine } from "../output.js";
 import { createEventLines } from "../event-lines.js";
 import { createReplyPrinter } from "../reply-printer.js";
+import { createCompactionLines } from "../compaction-lines.js";
+import { combineSinks } from "../progress.js";
 import { reportFailure } from "../report.js";
 import { runTurn } from "../run-turn.js";
 import { selectSession, type SessionFlags } from "../session-selection.js";
@@ -82,7 +84,10 @@ export async function chatCommand(flags: ChatFlags, context: CommandContext): Pr
         const signal = interruption.beginTurn();
         // The reply streams to stdout as it comes, unless stdout carries JSON.
         const printer = json ? null : createReplyPrinter(io.stdout);
-        const onEvent = flags.events === true ? createEventLines(io.stdout) : printer?.onEvent;
+        const onEvent = combineSinks([
+          flags.events === true ? createEventLines(io.stdout) : printer?.onEvent,
+          createCompactionLines(io.stderr),
+        ]);
         const outcome = await runTurn(
           {
             ...(sessionId !== undefined ? { sessionId } : {}),

@@ -20,6 +20,7 @@ import { combineSinks, createProgressPrinter } from "../progress.js";
 import { createEventLines } from "../event-lines.js";
 import { createStreamingLine } from "../streaming-line.js";
 import { reportFailure } from "../report.js";
+import { createCompactionLines } from "../compaction-lines.js";
 import { formatResultSafely, jsonLineWithResult } from "../result-output.js";
 import { runTurn } from "../run-turn.js";
 import { selectSession, type SessionFlags } from "../session-selection.js";
@@ -81,6 +82,7 @@ export async function runCommand(programArgument: string, flags: RunFlags, conte
       // On a terminal: the streaming model call as one line, each finished call as a line; piped: nothing.
       isTerminal(io.stderr) ? createStreamingLine(io.stderr) : undefined,
       isTerminal(io.stderr) ? createProgressPrinter(io.stderr, { calls: true, stages: false }) : undefined,
+      createCompactionLines(io.stderr),
     ]);
     const { sessionId, runtime, asker, input, execute, programRef, title } = prepared;
     const outcome = await runTurn(

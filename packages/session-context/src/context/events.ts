@@ -46,8 +46,35 @@ export interface StatusEvent {
   status: SessionStatus;
 }
 
+/**
+ * A compaction started, finished or failed. `reason`: "auto" (the next
+ * request would pass 80% of the model's window), "overflow" (the provider
+ * refused a request as too long), "manual" (`compactSession`, `sessions
+ * compact`, the web's `compact` frame). A finished compaction that found
+ * nothing to summarise has `summaryId: null`.
+ */
+export interface CompactionEvent {
+  type: "compaction";
+  sessionId: string;
+  phase: "started" | "finished" | "failed";
+  reason: CompactionReason;
+  /** The new summary node (finished). */
+  summaryId?: string | null;
+  /** How many conversation nodes the active summary now covers, and how many stay verbatim (finished). */
+  covered?: number;
+  kept?: number;
+  /** The rendered history's tokens before and after (finished; counted with the model's tokenizer). */
+  tokensBefore?: number;
+  tokensAfter?: number;
+  /** What went wrong (failed). */
+  error?: string;
+}
+
+/** Why a compaction ran. */
+export type CompactionReason = "auto" | "overflow" | "manual";
+
 /** Everything a context's `onEvent` sink receives, in order. */
-export type SessionEvent = NodeEvent | DeltaEvent | QuestionEvent | QuestionClosedEvent | StatusEvent;
+export type SessionEvent = NodeEvent | DeltaEvent | QuestionEvent | QuestionClosedEvent | StatusEvent | CompactionEvent;
 
 /** How an askUser call ended, as recorded in the ask_user node's `metadata.status`. */
 export type AskOutcome = Extract<NodeStatus, "answered" | "declined" | "timed_out" | "cancelled" | "failed">;

@@ -22,6 +22,12 @@ export interface RuntimeConfig {
   temperature?: number;
   timeoutMs?: number;
   maxRetries?: number;
+  /** The model's context window in tokens (overrides the built-in table; OPENPROGRAM_CONTEXT_WINDOW). */
+  contextWindow?: number;
+  /** Tokens of recent conversation a compaction keeps verbatim (OPENPROGRAM_KEEP_RECENT_TOKENS). */
+  keepRecentTokens?: number;
+  /** false: never compact by itself (compactSession still works). */
+  autoCompact?: boolean;
 }
 
 /** Where each setting came from: a variable's name, "openprogram.config.json", "config.json" or "default". */
@@ -70,7 +76,8 @@ export const LOCAL_OPENAI_SERVERS: Record<string, string> = {
  * `$OPENPROGRAM_HOME/config.json`. Never depends on the entry point.
  * Variables: OPENPROGRAM_PROVIDER, OPENPROGRAM_MODEL, OPENAI_BASE_URL,
  * OPENAI_API_KEY, ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, OPENPROGRAM_SCRIPT,
- * OPENPROGRAM_SCRIPT_LOG, OPENPROGRAM_MAX_RETRIES, OPENPROGRAM_MAX_TOKENS.
+ * OPENPROGRAM_SCRIPT_LOG, OPENPROGRAM_MAX_RETRIES, OPENPROGRAM_MAX_TOKENS,
+ * OPENPROGRAM_CONTEXT_WINDOW, OPENPROGRAM_KEEP_RECENT_TOKENS.
  */
 export function resolveRuntimeConfig(
   env: NodeJS.ProcessEnv = process.env,
@@ -164,6 +171,17 @@ export function resolveRuntimeConfig(
         fromFile("maxTokens"),
       ),
       temperature: pick("temperature", fromFile("temperature")),
+      contextWindow: pick(
+        "contextWindow",
+        [numberFrom(env, "OPENPROGRAM_CONTEXT_WINDOW"), "OPENPROGRAM_CONTEXT_WINDOW"],
+        fromFile("contextWindow"),
+      ),
+      keepRecentTokens: pick(
+        "keepRecentTokens",
+        [numberFrom(env, "OPENPROGRAM_KEEP_RECENT_TOKENS"), "OPENPROGRAM_KEEP_RECENT_TOKENS"],
+        fromFile("keepRecentTokens"),
+      ),
+      autoCompact: pick("autoCompact", fromFile("autoCompact")),
       timeoutMs: pick("timeoutMs", fromFile("timeoutMs")),
       maxRetries: pick(
         "maxRetries",

@@ -6,6 +6,7 @@ import { ScriptedProvider } from "../providers/scripted.js";
 import type { ModelProvider } from "../providers/types.js";
 import { configPath, DEFAULT_MODELS, findProjectConfig, resolveRuntimeConfig, type RuntimeConfig } from "./config.js";
 import { ModelRuntime } from "./model-runtime.js";
+import type { CompactionSettings } from "../compaction/compaction-settings.js";
 import type { Runtime } from "./types.js";
 
 /** A runtime over a provider object you built yourself. */
@@ -14,6 +15,8 @@ export interface ProviderRuntimeConfig {
   model: string;
   maxTokens?: number;
   temperature?: number;
+  /** The model's window, how much recent conversation a compaction keeps, whether to compact by itself. */
+  compaction?: CompactionSettings;
 }
 
 let cached: { key: string; runtime: Runtime | null } | null = null;
@@ -36,14 +39,19 @@ export function createRuntime(config?: RuntimeConfig | ProviderRuntimeConfig): R
 
 function buildRuntime(config: RuntimeConfig | ProviderRuntimeConfig): Runtime {
   if (typeof config.provider === "object") {
-    const { provider, model, maxTokens, temperature } = config;
-    return new ModelRuntime(provider, model, { maxTokens, temperature });
+    const { provider, model, maxTokens, temperature, compaction } = config;
+    return new ModelRuntime(provider, model, { maxTokens, temperature, compaction });
   }
   const settings = config;
   const model = settings.model ?? DEFAULT_MODELS[settings.provider];
   return new ModelRuntime(buildProvider(settings), model, {
     maxTokens: settings.maxTokens,
     temperature: settings.temperature,
+    compaction: definedSettings({
+      contextWindow: settings.contextWindow,
+      keepRecentTokens: settings.keepRecentTokens,
+      autoCompact: settings.autoCompact,
+    }),
   });
 }
 
@@ -83,6 +91,10 @@ function buildProvider(config: RuntimeConfig): ModelProvider {
   }
 }
 
+function definedSettings(settings: CompactionSettings): CompactionSettings {
+  return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
+}
+
 function optional(config: RuntimeConfig): { baseUrl?: string; timeoutMs?: number; maxRetries?: number } {
   return {
     ...(config.baseUrl ? { baseUrl: config.baseUrl } : {}),
@@ -103,6 +115,8 @@ const CONFIG_VARIABLES = [
   "OPENPROGRAM_SCRIPT_LOG",
   "OPENPROGRAM_MAX_RETRIES",
   "OPENPROGRAM_MAX_TOKENS",
+  "OPENPROGRAM_CONTEXT_WINDOW",
+  "OPENPROGRAM_KEEP_RECENT_TOKENS",
 ];
 
 function configurationKey(): string {

@@ -10,21 +10,29 @@ import {
   toOpenProgramError,
 } from "../errors.js";
 import { mintNodeId } from "../ids.js";
-import type { ModelProvider, ModelRequest } from "../providers/types.js";
+import type { ModelProvider, ModelRequest, ModelResponse } from "../providers/types.js";
 import type { SessionNode } from "../store/types.js";
 import { endChatSpan, failSpan, parentContextOf, startChatSpan } from "../telemetry/spans.js";
 import type { ReplaySlot } from "../turns/replay.js";
-import { renderPrompt, type RenderedPrompt } from "./render-prompt.js";
+import { conversationTip, renderPrompt, type RenderedPrompt } from "./render-prompt.js";
 import { chatTurnContext } from "./chat.js";
 import { editForkPoint } from "../branches/branches.js";
 import { StreamedReply } from "./streamed-reply.js";
 import type { ChatOptions, ExecOptions, Runtime } from "./types.js";
 import { storeInternals } from "../store/store-internals.js";
+import { activeSummaryId } from "../compaction/summary-node.js";
+import type { CompactionResult } from "../compaction/compact-session.js";
+import { resolveCompactionSettings, type CompactionSettings } from "../compaction/compaction-settings.js";
+import { contextLimitFrom, isContextOverflowError } from "../compaction/context-overflow.js";
+import { countChatTokens, countChatTokensIfLoaded, tokenUpperBound } from "../compaction/token-count.js";
+import { usageBound } from "../compaction/usage-estimate.js";
 
 /** Request defaults of a runtime. */
 export interface RuntimeDefaults {
   maxTokens?: number | undefined;
   temperature?: number | undefined;
+  /** The model's window, how much to keep verbatim, whether to compact by itself (see compactSession). */
+  compaction?: CompactionSettings | undefined;
 }
 
 /** How a prompt was built, for the llm node. */
@@ -35,15 +43,30 @@ interface PromptRecord {
   kind: "exec" | "chat";
   /** While replaying: where the llm node goes among its caller's calls. */
   slot?: ReplaySlot | null;
+  /** The branch tip whose history a compaction for this request summarises. */
+  tipId: string | null;
+  /** Renders the prompt again from the store (after a compaction). */
+  rerender: () => RenderedPrompt;
 }
 
 /** The runtime: renders prompts from the session, calls the provider, records llm nodes. */
 export class ModelRuntime implements Runtime {
+  /** Provider-reported input tokens over our count of the same request, per model (corrects estimates for other vocabularies). */
+  private readonly usageRatio = new Map<string, number>();
+
   constructor(
     readonly provider: ModelProvider,
     readonly model: string,
     private readonly defaults: RuntimeDefaults = {},
   ) {}
+
+  /** Windows providers stated in their context-length errors, per model: smaller than configured, they win. */
+  private readonly statedWindow = new Map<string, number>();
+
+  get compaction(): CompactionSettings | undefined {
+    const stated = this.statedWindow.get(this.model);
+    return stated === undefined ? this.defaults.compaction : { ...this.defaults.compaction, contextWindow: stated };
+  }
 
   async exec(content: string, options: ExecOptions = {}): Promise<string> {
     if (typeof content !== "string")
@@ -52,11 +75,29 @@ export class ModelRuntime implements Runtime {
     const callId = callIdOf(context);
     const { nodes, ordered } = sessionNodes(context);
     const system = context.call?.doc ?? docOf(callId === null ? undefined : nodes.get(callId));
-    const headId = callId === null ? storeInternals(context.db).readMetaSync(context.sessionId).head_id : null;
+    const meta = storeInternals(context.db).readMetaSync(context.sessionId);
+    const headId = callId === null ? meta.head_id : null;
     const replay = context.turn.replay;
     const earlier = replay && callId !== null ? replay.callsOf(callId) : null;
-    const prompt = renderPrompt({ nodes, ordered, callId, headId, system, content, earlier });
-    const record: PromptRecord = { prompt, system, content, kind: "exec", slot: null };
+    const render = (): RenderedPrompt => {
+      const fresh = sessionNodes(context);
+      const summaryId = activeSummaryId(storeInternals(context.db).readMetaSync(context.sessionId));
+      return renderPrompt({ ...fresh, callId, headId, summaryId, system, content, earlier });
+    };
+    const tipId = conversationTip({ nodes, callId, headId });
+    const prompt = renderPrompt({
+      nodes,
+      ordered,
+      callId,
+      headId,
+      summaryId: activeSummaryId(meta),
+      system,
+      content,
+      earlier,
+    });
+    const record: PromptRecord = { prompt, system, content, kind: "exec", slot: null, tipId, rerender: render };
+    // A resumed turn sends the requests it recorded: it never compacts on its own.
+    if (!replay) await this.fitToWindow(context, record, options);
     if (replay) {
       const step = replay.enterExec(callId, () => this.bodyDigest(this.request(record, options)));
       if (step.kind === "reuse") return step.output;
@@ -75,15 +116,27 @@ export class ModelRuntime implements Runtime {
       options.from === undefined ? null : editForkPoint(sessionNodes(context).nodes, context.sessionId, options.from);
     await context.beginTurn();
     const { nodes, ordered } = sessionNodes(context);
-    const headId = fork
-      ? fork.predecessor === "ROOT"
-        ? null
-        : fork.predecessor
-      : storeInternals(context.db).readMetaSync(context.sessionId).head_id;
+    const meta = storeInternals(context.db).readMetaSync(context.sessionId);
+    const headId = fork ? (fork.predecessor === "ROOT" ? null : fork.predecessor) : meta.head_id;
     const system = options.system ?? null;
-    const rendered = renderPrompt({ nodes, ordered, callId: null, headId, system, content: text });
+    const summaryId = activeSummaryId(meta);
+    const rendered = renderPrompt({ nodes, ordered, callId: null, headId, summaryId, system, content: text });
+    const renderFrom = (tipId: string | null, content: string | null) => (): RenderedPrompt => {
+      const fresh = sessionNodes(context);
+      const summary = activeSummaryId(storeInternals(context.db).readMetaSync(context.sessionId));
+      return renderPrompt({ ...fresh, callId: null, headId: tipId, summaryId: summary, system, content });
+    };
+    const first: PromptRecord = {
+      prompt: rendered,
+      system,
+      content: text,
+      kind: "chat",
+      tipId: headId,
+      rerender: renderFrom(headId, text),
+    };
+    await this.fitToWindow(context, first, options);
     const userId = mintNodeId();
-    const prompt = { messages: rendered.messages, reads: [...rendered.reads, userId] };
+    const prompt = { messages: first.prompt.messages, reads: [...first.prompt.reads, userId] };
     const userWritten = fork
       ? context.writer.append(
           {
@@ -100,7 +153,56 @@ export class ModelRuntime implements Runtime {
           { id: userId, role: "user", output: text, caller: "" },
           { atHead: true, rootMarker: null },
         );
-    return this.send(context, { prompt, system, content: null, kind: "chat" }, null, options, userWritten);
+    // Once the user's node is written the conversation, it included, renders from it (a retry after a compaction).
+    const record: PromptRecord = {
+      prompt,
+      system,
+      content: null,
+      kind: "chat",
+      tipId: userId,
+      rerender: renderFrom(userId, null),
+    };
+    return this.send(context, record, null, options, userWritten);
+  }
+
+  /**
+   * Compacts first when the request would pass 80% of the model's window.
+   * Cheapest first: the request's UTF-8 size; the usage the provider reported
+   * for the previous request of the conversation plus what was added since;
+   * then the model's tokenizer, corrected by how the provider's counts
+   * compared with ours. A compaction that fails is reported (a `compaction`
+   * event) and the request goes out as it is.
+   */
+  private async fitToWindow(context: ActiveContext, record: PromptRecord, options: ExecOptions): Promise<void> {
+    const model = options.model ?? this.model;
+    const settings = resolveCompactionSettings(this);
+    if (!settings.autoCompact || tokenUpperBound(record.prompt.messages) <= settings.threshold) return;
+    // The provider's count of the previous request, plus what was added since: no vocabulary to load.
+    const reported = usageBound(record.prompt.reads, sessionNodes(context).nodes, record.system, record.content);
+    if (reported !== null && reported <= settings.threshold) return;
+    const tokens = (await countChatTokens(record.prompt.messages, model)) * (this.usageRatio.get(model) ?? 1);
+    if (tokens <= settings.threshold) return;
+    const compacted = await this.compactFor(context, record, "auto").catch(() => null);
+    if (compacted?.summaryId) record.prompt = record.rerender();
+  }
+
+  /** Runs one compaction of the request's branch in the current turn. */
+  private async compactFor(
+    context: ActiveContext,
+    record: PromptRecord,
+    reason: "auto" | "overflow",
+  ): Promise<CompactionResult> {
+    // Loaded on first use: most sessions never compact.
+    const { compactInContext } = await import("../compaction/compact-session.js");
+    return compactInContext(context, { runtime: this, reason, tipId: record.tipId });
+  }
+
+  /** Learns how the provider's token counts compare with ours (only once our vocabulary is loaded anyway). */
+  private learnUsage(request: ModelRequest, inputTokens: number | undefined): void {
+    if (typeof inputTokens !== "number" || inputTokens <= 0) return;
+    const counted = countChatTokensIfLoaded(request.messages, request.model);
+    if (counted === null || counted <= 0) return;
+    this.usageRatio.set(request.model, Math.min(2, Math.max(0.5, inputTokens / counted)));
   }
 
   /** The request a prompt becomes. */
@@ -133,7 +235,7 @@ export class ModelRuntime implements Runtime {
       await before; // a chat turn's message is recorded even when the turn is cancelled before its request
       throw new CancelledError(signal.reason);
     }
-    const request = this.request(record, options);
+    let request = this.request(record, options);
     const model = request.model;
     // The bytes actually sent; until then, the bytes the provider says it will send.
     let body = this.provider.requestBody?.(request) ?? "";
@@ -186,12 +288,35 @@ export class ModelRuntime implements Runtime {
       );
     appended.catch(() => undefined); // awaited below; this only marks it handled meanwhile
     record.slot?.fill(nodeId);
+    /** Set when the provider refused the request as too long and it was sent again after a compaction. */
+    let overflowRetry: { summary_id: string; error: string } | null = null;
     try {
-      const response = await this.provider.complete(request, {
-        signal: AbortSignal.any([signal, stopRequest.signal]),
-        onRequestBody: (sent) => (body = sent),
-        onText: reply.push,
-      });
+      let response: ModelResponse;
+      for (;;) {
+        try {
+          response = await this.provider.complete(request, {
+            signal: AbortSignal.any([signal, stopRequest.signal]),
+            onRequestBody: (sent) => (body = sent),
+            onText: reply.push,
+          });
+          break;
+        } catch (error) {
+          if (overflowRetry || reply.text !== "" || signal.aborted || !isContextOverflowError(error)) throw error;
+          if (!resolveCompactionSettings(this).autoCompact || record.slot) throw error;
+          // Compact once and send the request again, rendered over the summary; the node says so.
+          const stated = contextLimitFrom(error);
+          if (stated !== null && stated < resolveCompactionSettings(this).contextWindow)
+            this.statedWindow.set(model, stated);
+          await appended;
+          const compacted = await this.compactFor(context, record, "overflow").catch(() => null);
+          if (!compacted?.summaryId) throw error;
+          overflowRetry = { summary_id: compacted.summaryId, error: (error as Error).message };
+          record.prompt = record.rerender();
+          request = this.request(record, options);
+          body = this.provider.requestBody?.(request) ?? "";
+        }
+      }
+      this.learnUsage(request, response.usage?.inputTokens);
       replied = true;
       endChatSpan(span, response);
       await appended;
@@ -202,11 +327,13 @@ export class ModelRuntime implements Runtime {
         nodeId,
         {
           output: response.text,
+          ...(overflowRetry ? { reads: record.prompt.reads } : {}),
           metadata: {
             status: "completed",
             ...metadata(),
             response_model: response.model,
             usage: response.usage ?? null,
+            ...(overflowRetry ? { compaction_retry: overflowRetry } : {}),
           },
         },
         { advanceHead: callId === null },
@@ -222,6 +349,7 @@ export class ModelRuntime implements Runtime {
         metadata: {
           status: cancelled ? "cancelled" : "failed",
           ...metadata(),
+          ...(overflowRetry ? { compaction_retry: overflowRetry } : {}),
           error: serializeError(failure),
           partial_output: reply.text,
         },

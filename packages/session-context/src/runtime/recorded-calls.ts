@@ -10,6 +10,7 @@ import { openStore } from "../store/open-store.js";
 import type { SessionDB } from "../store/session-db.js";
 import type { SessionNode } from "../store/types.js";
 import { renderNode } from "./render-prompt.js";
+import { isSummaryNode } from "../compaction/summary-node.js";
 
 /** One model request of a session, as it was sent and answered. */
 export interface RecordedModelCall {
@@ -45,7 +46,8 @@ export async function describeModelCalls(
   const db = options.db ?? openStore();
   const nodes = await db.loadNodes(sessionId);
   const byId = new Map(nodes.map((node) => [node.id, node]));
-  return nodes.filter((node) => node.role === "llm").map((node) => recordedCall(node, byId));
+  // A compaction summary is an llm node the model's request did not produce in this session: not a call.
+  return nodes.filter((node) => node.role === "llm" && !isSummaryNode(node)).map((node) => recordedCall(node, byId));
 }
 
 function recordedCall(node: SessionNode, byId: ReadonlyMap<string, SessionNode>): RecordedModelCall {

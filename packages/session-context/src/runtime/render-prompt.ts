@@ -1,6 +1,8 @@
 import { canonicalJson } from "../json/canonical.js";
 import type { ChatMessage } from "../providers/types.js";
 import { walkBranch } from "../store/session-db.js";
+import { activeSummary } from "../compaction/summary-node.js";
+import { substituteSummary } from "../compaction/substitute-summary.js";
 import { isUnfinished, nodeStatus } from "../store/node-status.js";
 import type { SessionNode } from "../store/types.js";
 
@@ -13,6 +15,8 @@ export interface PromptSource {
   callId: string | null;
   /** The session head, used when there is no call. */
   headId: string | null;
+  /** The session's active summary (`_last_summary_id` in meta.json), if any. */
+  summaryId?: string | null;
   system: string | null;
   /** The new user message; null when the history already ends with it (a chat turn). */
   content: string | null;
@@ -38,7 +42,8 @@ export interface RenderedPrompt {
  * 1. system: the calling function's doc, exactly;
  * 2. the session's conversation branch before the current top-level call:
  *    user and llm turns, and top-level calls as a call/result pair (unless
- *    their doc says expose "hidden");
+ *    their doc says expose "hidden"); when the active summary covers a
+ *    segment lying wholly on that branch, the summary stands in its place;
  * 3. this call's own earlier subcalls, exec exchanges and questions;
  * 4. `content`.
  */
@@ -66,13 +71,17 @@ export function renderPrompt(source: PromptSource): RenderedPrompt {
 
 /** The conversation branch visible to a call: everything before its top-level ancestor. */
 function conversationBefore(source: PromptSource): SessionNode[] {
-  let start: string | null = source.headId;
-  if (source.callId !== null) {
-    const top = topLevelAncestor(source.nodes, source.callId);
-    start = top ? top.predecessor : null;
-  }
+  const start = conversationTip(source);
+  const branch = substituteSummary(walkBranch(source.nodes, start), activeSummary(source.nodes, source.summaryId));
   // A call a resumed turn took over is replaced by its continuation: the prompt is the uninterrupted run's.
-  return walkBranch(source.nodes, start).filter((node) => !isUnfinished(node) && !isTakenOver(node, source.nodes));
+  return branch.filter((node) => !isUnfinished(node) && !isTakenOver(node, source.nodes));
+}
+
+/** Where the conversation a prompt shows ends: the head, or the predecessor of the call's top-level ancestor. */
+export function conversationTip(source: Pick<PromptSource, "nodes" | "callId" | "headId">): string | null {
+  if (source.callId === null) return source.headId;
+  const top = topLevelAncestor(source.nodes, source.callId);
+  return top ? top.predecessor : null;
 }
 
 function isTakenOver(node: SessionNode, nodes: ReadonlyMap<string, SessionNode>): boolean {

@@ -1,3 +1,4 @@
+import type { CompactionSettings } from "../compaction/compaction-settings.js";
 import type { ModelProvider } from "../providers/types.js";
 
 /** Per-call options of `runtime.exec`. */
@@ -19,6 +20,8 @@ export interface Runtime {
   readonly provider: ModelProvider;
   /** The model name requests use (and llm nodes are named after). */
   readonly model: string;
+  /** How this runtime keeps long sessions inside the model's window (see compactSession). */
+  readonly compaction?: CompactionSettings;
   exec(content: string, options?: ExecOptions): Promise<string>;
   /**
    * One chat turn at the top level of the current session: records `text` as

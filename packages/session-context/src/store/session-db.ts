@@ -133,6 +133,8 @@ export class SessionDB {
       nodeMapSync: (sessionId) => this.nodeMapSync(sessionId),
       liveTurnIds: (sessionId) => liveTurnLeases(this.requirePaths(sessionId)),
       needsRecoveryCheck: (sessionId) => !this.recoveryChecked.has(sessionId) || hasLeaseFiles(this.paths(sessionId)),
+      writeMetaFields: (sessionId, fields) =>
+        this.withSessionLock(sessionId, () => this.writeMeta(sessionId, fields as Partial<SessionMeta>)),
       invalidate: (sessionId) => this.history.forget(this.paths(sessionId)),
       withSessionLock: (sessionId, section) => this.withSessionLock(sessionId, section),
       updateRegistry: (mutate) => this.registry.update(mutate),

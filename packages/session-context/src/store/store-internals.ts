@@ -31,6 +31,8 @@ export interface StoreInternals {
    * the hot path of entering a checked session awaits nothing more.
    */
   needsRecoveryCheck(sessionId: string): boolean;
+  /** Merges top-level fields into meta.json under the session lock (compaction's `_last_summary_*`). */
+  writeMetaFields(sessionId: string, fields: Record<string, unknown>): Promise<void>;
   /** Drops the cached view of a session (after repairs made behind the store's back). */
   invalidate(sessionId: string): void;
   /** Runs a section under the session's store lock: no other writer in any process runs meanwhile. */

@@ -1,3 +1,4 @@
+import type { ChatMessage } from "../providers/types.js";
 import { writeSseStream, type StreamFraming } from "./sse-writer.js";
 import { defaultReply } from "./openai-server.js";
 import {
@@ -5,6 +6,7 @@ import {
   startProviderServer,
   type FakeProviderServer,
   type FakeReplyHandler,
+  type FakeServerOptions,
   type ProviderProtocol,
 } from "./provider-server.js";
 
@@ -18,8 +20,11 @@ export type FakeAnthropicServer = FakeProviderServer;
  * message_delta with the usage, message_stop) when the request asks to
  * stream, else answers with one `message`; errors use Anthropic's envelope.
  */
-export function startFakeAnthropicServer(handler?: FakeReplyHandler): Promise<FakeAnthropicServer> {
-  return startProviderServer(ANTHROPIC_PROTOCOL, handler ?? defaultReply);
+export function startFakeAnthropicServer(
+  handler?: FakeReplyHandler,
+  options: FakeServerOptions = {},
+): Promise<FakeAnthropicServer> {
+  return startProviderServer(ANTHROPIC_PROTOCOL, handler ?? defaultReply, options);
 }
 
 const event = (type: string, value: Record<string, unknown>) => ({
@@ -33,6 +38,18 @@ const ANTHROPIC_PROTOCOL: ProviderProtocol = {
   sendError(res, error) {
     sendJson(res, error.status, { type: "error", error: { type: error.type ?? "api_error", message: error.message } });
   },
+  contextOverflow: (tokens, limit) => ({
+    status: 400,
+    type: "invalid_request_error",
+    message: `prompt is too long: ${tokens} tokens > ${limit} maximum`,
+  }),
+  messagesOf: (json) => [
+    ...(typeof json.system === "string" ? [{ role: "system" as const, content: json.system }] : []),
+    ...(json.messages ?? []).map((message) => ({
+      role: message.role as ChatMessage["role"],
+      content: typeof message.content === "string" ? message.content : JSON.stringify(message.content),
+    })),
+  ],
   sendStream(res, stream, request, onFirstByte) {
     const text = stream.chunks.join("");
     const usage = stream.usage ?? { input: request.body.length, output: text.length };

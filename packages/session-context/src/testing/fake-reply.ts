@@ -10,6 +10,9 @@ export interface FakeError {
   status: number;
   message: string;
   type?: string;
+  /** OpenAI's machine-readable `code` ("context_length_exceeded"), and the `param` it names. */
+  code?: string;
+  param?: string;
 }
 
 /** A streamed reply, chunk by chunk. */

@@ -2,11 +2,12 @@
 import { createServer } from "node:net";
 import { ScriptedProvider, type ScriptEntry } from "../providers/scripted.js";
 import { ModelRuntime } from "../runtime/model-runtime.js";
+import type { CompactionSettings } from "../compaction/compaction-settings.js";
 
 export { createScriptedAsker, type ScriptedAnswer, type ScriptedAsker } from "../ask/scripted-asker.js";
 export { startFakeOpenAIServer, type FakeOpenAIServer } from "./openai-server.js";
 export { startFakeAnthropicServer, type FakeAnthropicServer } from "./anthropic-server.js";
-export type { FakeProviderServer, FakeReplyHandler, ReceivedRequest } from "./provider-server.js";
+export type { FakeProviderServer, FakeReplyHandler, FakeServerOptions, ReceivedRequest } from "./provider-server.js";
 export { wordChunks, type FakeError, type FakeReply, type FakeStream } from "./fake-reply.js";
 export {
   createTempStore,
@@ -37,8 +38,9 @@ export function findFreePort(): Promise<number> {
 export function scriptedRuntime(
   replies: readonly ScriptEntry[],
   model = "scripted",
+  compaction?: CompactionSettings,
 ): { runtime: ModelRuntime; provider: ScriptedProvider } {
   const provider = new ScriptedProvider(replies, { source: "scriptedRuntime()" });
-  return { runtime: new ModelRuntime(provider, model), provider };
+  return { runtime: new ModelRuntime(provider, model, compaction ? { compaction } : {}), provider };
 }
 export { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "./otlp-receiver.js";

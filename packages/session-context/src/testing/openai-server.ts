@@ -1,3 +1,4 @@
+import type { ChatMessage } from "../providers/types.js";
 import type { FakeReply } from "./fake-reply.js";
 import { writeSseStream, type StreamFraming } from "./sse-writer.js";
 import {
@@ -6,6 +7,7 @@ import {
   startProviderServer,
   type FakeProviderServer,
   type FakeReplyHandler,
+  type FakeServerOptions,
   type ProviderProtocol,
   type ReceivedRequest,
 } from "./provider-server.js";
@@ -21,8 +23,11 @@ export type FakeOpenAIServer = FakeProviderServer;
  * `chat.completion`; errors use the OpenAI error envelope. By default it
  * replies `reply #<n> to <first 40 chars of the last user message>`.
  */
-export function startFakeOpenAIServer(handler?: FakeReplyHandler): Promise<FakeOpenAIServer> {
-  return startProviderServer(OPENAI_PROTOCOL, handler ?? defaultReply);
+export function startFakeOpenAIServer(
+  handler?: FakeReplyHandler,
+  options: FakeServerOptions = {},
+): Promise<FakeOpenAIServer> {
+  return startProviderServer(OPENAI_PROTOCOL, handler ?? defaultReply, options);
 }
 
 /** The default reply of the fake servers. */
@@ -34,8 +39,27 @@ const OPENAI_PROTOCOL: ProviderProtocol = {
   route: "/chat/completions",
   basePath: "/v1",
   sendError(res, error) {
-    sendJson(res, error.status, { error: { message: error.message, type: error.type ?? "server_error", code: null } });
+    sendJson(res, error.status, {
+      error: {
+        message: error.message,
+        type: error.type ?? "server_error",
+        ...(error.param !== undefined ? { param: error.param } : {}),
+        code: error.code ?? null,
+      },
+    });
   },
+  contextOverflow: (tokens, limit) => ({
+    status: 400,
+    type: "invalid_request_error",
+    param: "messages",
+    code: "context_length_exceeded",
+    message: `This model's maximum context length is ${limit} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
+  }),
+  messagesOf: (json) =>
+    (json.messages ?? []).map((message) => ({
+      role: message.role as ChatMessage["role"],
+      content: typeof message.content === "string" ? message.content : JSON.stringify(message.content),
+    })),
   sendStream(res, stream, request, onFirstByte) {
     const id = `chatcmpl-${request.timing.receivedAt.toFixed(0)}`;
     const model = request.json.model ?? "fake-model";

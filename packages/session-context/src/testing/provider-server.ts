@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { countChatTokens } from "../compaction/token-count.js";
+import type { ChatMessage } from "../providers/types.js";
 import { planReply, type FakeError, type FakeReply, type FakeStream } from "./fake-reply.js";
 
 /** A request a fake provider server received, with the body exactly as sent. */
@@ -16,6 +18,9 @@ export interface ReceivedRequest {
    * went out and when the connection closed (null: not yet).
    */
   timing: { receivedAt: number; firstByteAt: number | null; closedAt: number | null };
+  /** With a `contextWindow`: the tokens counted, and whether the request was refused as too long. */
+  inputTokens?: number;
+  refused?: boolean;
 }
 
 /** Decides the reply to each request. */
@@ -33,6 +38,16 @@ export interface FakeProviderServer {
   close(): Promise<void>;
 }
 
+/** Options of a fake provider server. */
+export interface FakeServerOptions {
+  /**
+   * The model's context window: a request whose messages count more tokens
+   * (the core's tokenizer, OpenAI's chat framing) is refused with the
+   * provider's own context-length error, and usage reports the counted input tokens.
+   */
+  contextWindow?: number;
+}
+
 /** What a provider's wire protocol looks like to the shared server. */
 export interface ProviderProtocol {
   /** The route's path ends with this ("/chat/completions", "/messages"). */
@@ -40,6 +55,10 @@ export interface ProviderProtocol {
   /** The path prefix of `baseUrl` ("/v1" or ""). */
   basePath: string;
   sendError(res: ServerResponse, error: FakeError): void;
+  /** The provider's error for a request of `tokens` tokens over a window of `limit`. */
+  contextOverflow(tokens: number, limit: number): FakeError;
+  /** The request's messages, system first, as the core counts them. */
+  messagesOf(json: ReceivedRequest["json"]): ChatMessage[];
   sendStream(res: ServerResponse, stream: FakeStream, request: ReceivedRequest, onFirstByte: () => void): Promise<void>;
   /** The whole reply in one JSON response, for a request that does not stream. */
   sendWhole(res: ServerResponse, text: string, request: ReceivedRequest): void;
@@ -49,6 +68,7 @@ export interface ProviderProtocol {
 export async function startProviderServer(
   protocol: ProviderProtocol,
   handler: FakeReplyHandler,
+  options: FakeServerOptions = {},
 ): Promise<FakeProviderServer> {
   const requests: ReceivedRequest[] = [];
   let current = handler;
@@ -86,10 +106,26 @@ export async function startProviderServer(
     res.on("close", () => (timing.closedAt = performance.now()));
     const received: ReceivedRequest = { method: req.method, path, headers: req.headers, body, json, timing };
     requests.push(received);
+    let inputTokens: number | null = null;
+    if (options.contextWindow !== undefined) {
+      const model = typeof json.model === "string" ? json.model : "fake-model";
+      inputTokens = await countChatTokens(protocol.messagesOf(json), model);
+      received.inputTokens = inputTokens;
+      if (inputTokens > options.contextWindow) {
+        received.refused = true;
+        protocol.sendError(res, protocol.contextOverflow(inputTokens, options.contextWindow));
+        return;
+      }
+    }
     const plan = planReply(await current(received, requests.length - 1));
     if (plan.kind === "error") {
       protocol.sendError(res, plan.error);
       return;
+    }
+    if (inputTokens !== null && !plan.stream.usage) {
+      const model = typeof json.model === "string" ? json.model : "fake-model";
+      const output = await countChatTokens([{ role: "assistant", content: plan.stream.chunks.join("") }], model);
+      plan.stream.usage = { input: inputTokens, output };
     }
     if (json.stream === true) {
       await protocol.sendStream(res, plan.stream, received, () => (timing.firstByteAt = performance.now()));

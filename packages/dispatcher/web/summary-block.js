@@ -1,0 +1,90 @@
+// Compaction on the page. The session's active summary (meta.json `_last_summary_id`) shows as one
+// folded block at the place of the turns it stands for, as the model reads them; opening it shows
+// those turns. A Compact button sends the `compact` frame; `compaction` frames become a note.
+
+const PREFIX = "[Previous conversation summary]\n";
+
+/** The active summary's id from a session's meta, or null. */
+export function summaryIdOf(meta) {
+  const id = meta?._last_summary_id;
+  return typeof id === "string" && id !== "" ? id : null;
+}
+
+/**
+ * The message items with the active summary folded in: the items of the nodes it covers move into one
+ * block at the first one's place, and the summary's own item goes. When a covered node is not among
+ * `nodes`, nothing folds.
+ */
+export function foldSummary(items, nodes, summaryId) {
+  // Summaries an active one replaced are relics: never part of the conversation shown.
+  const shown = items.filter((item) => item.dataset.nodeId === summaryId || !isSummary(nodes.get(item.dataset.nodeId)));
+  const summary = summaryId ? nodes.get(summaryId) : undefined;
+  const covered = Array.isArray(summary?.metadata?.covers_ids) ? summary.metadata.covers_ids : [];
+  if (!summary || covered.length === 0 || !covered.every((id) => nodes.has(id))) return shown;
+  const coveredIds = new Set(covered);
+  const folded = [];
+  const result = [];
+  let block = null;
+  for (const item of shown) {
+    const id = item.dataset.nodeId;
+    if (id === summary.id) continue;
+    if (!coveredIds.has(id)) {
+      result.push(item);
+      continue;
+    }
+    if (!block) {
+      block = document.createElement("li");
+      result.push(block);
+    }
+    folded.push(item);
+  }
+  if (!block) return shown;
+  block.className = "summary";
+  block.dataset.nodeId = summary.id;
+  const details = document.createElement("details");
+  const title = document.createElement("summary");
+  title.textContent = `Summary of ${covered.length} earlier message${covered.length === 1 ? "" : "s"}`;
+  const text = document.createElement("p");
+  text.className = "summary-text";
+  const output = typeof summary.output === "string" ? summary.output : "";
+  text.textContent = output.startsWith(PREFIX) ? output.slice(PREFIX.length) : output;
+  const list = document.createElement("ol");
+  list.className = "messages covered";
+  list.append(...folded);
+  details.append(title, text, list);
+  block.append(details);
+  return result;
+}
+
+function isSummary(node) {
+  return Boolean(node) && (Array.isArray(node.metadata?.covers_ids) || node.name === "context/summary");
+}
+
+/** Adds a Compact button after `anchor`, shown whenever `anchor` is (the session's Delete); `onClick` sends the frame. */
+export function addCompactButton(anchor, onClick) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.id = "compact-session";
+  button.textContent = "Compact";
+  button.title = "Summarise the history except the most recent turns";
+  button.addEventListener("click", onClick);
+  const follow = () => (button.hidden = anchor.hidden);
+  new MutationObserver(follow).observe(anchor, { attributes: true, attributeFilter: ["hidden"] });
+  follow();
+  anchor.after(button);
+  return button;
+}
+
+/** What a `compaction` frame says, in a line. */
+export function compactionNote(frame) {
+  const why =
+    frame.reason === "auto"
+      ? " (the conversation neared the model's window)"
+      : frame.reason === "overflow"
+        ? " (the model refused the request as too long)"
+        : "";
+  if (frame.phase === "started") return `Compacting${why}…`;
+  if (frame.phase === "failed") return `Compaction failed: ${frame.error ?? "unknown error"}`;
+  if (!frame.summary_id) return "Nothing to compact: the history is already the most recent turns.";
+  return `Compacted${why}: a summary now stands for ${frame.covered} earlier messages; ${frame.kept} kept as they were.`;
+}

@@ -1,0 +1,97 @@
+import type { ChatMessage } from "../providers/types.js";
+
+/**
+ * Token counts of model requests, from OpenAI's own BPE vocabularies through
+ * `gpt-tokenizer` (a pure-JavaScript tiktoken): exact for OpenAI-style models,
+ * an estimate for others (the runtime corrects it with the usage the
+ * provider reports). The vocabulary (megabytes) is loaded on the first count
+ * that needs it, and counts are cached per text, so a long session pays only
+ * for what is new since its last request.
+ */
+
+/** The BPE vocabularies we count with. */
+export type TokenizerName = "o200k_base" | "cl100k_base";
+
+/** Per message: the role and the message framing (OpenAI's chat format); per request: the reply's priming. */
+export const TOKENS_PER_MESSAGE = 4;
+export const TOKENS_PER_REQUEST = 3;
+
+/** Texts whose counts are remembered per vocabulary; beyond this the cache starts over. */
+const MAX_CACHED_TEXTS = 50_000;
+
+interface Tokenizer {
+  count(text: string): number;
+}
+
+const loaded = new Map<TokenizerName, Promise<Tokenizer>>();
+const ready = new Map<TokenizerName, Tokenizer>();
+
+/** The vocabulary a model's tokens are counted with: cl100k for the GPT-4 and 3.5 generation, o200k otherwise. */
+export function tokenizerFor(model: string): TokenizerName {
+  const name = model.toLowerCase().replace(/^.*\//, "");
+  return /^(gpt-4(?!o|\.)|gpt-3\.5|text-embedding)/.test(name) ? "cl100k_base" : "o200k_base";
+}
+
+/** Loads a vocabulary (once per process). */
+export function loadTokenizer(name: TokenizerName): Promise<Tokenizer> {
+  let promise = loaded.get(name);
+  if (!promise) {
+    promise = importEncoding(name).then((encoding) => {
+      const cache = new Map<string, number>();
+      // Text that happens to spell a special token (`<|endoftext|>`) is counted as ordinary text.
+      const options = { disallowedSpecial: new Set<string>() };
+      const tokenizer: Tokenizer = {
+        count(text) {
+          let tokens = cache.get(text);
+          if (tokens === undefined) {
+            tokens = encoding.countTokens(text, options);
+            if (cache.size >= MAX_CACHED_TEXTS) cache.clear();
+            cache.set(text, tokens);
+          }
+          return tokens;
+        },
+      };
+      ready.set(name, tokenizer);
+      return tokenizer;
+    });
+    loaded.set(name, promise);
+  }
+  return promise;
+}
+
+async function importEncoding(
+  name: TokenizerName,
+): Promise<{ countTokens(text: string, options: { disallowedSpecial: Set<string> }): number }> {
+  return name === "cl100k_base"
+    ? import("gpt-tokenizer/encoding/cl100k_base")
+    : import("gpt-tokenizer/encoding/o200k_base");
+}
+
+/** The tokens of a chat request's messages, with OpenAI's per-message framing. */
+export async function countChatTokens(messages: readonly ChatMessage[], model: string): Promise<number> {
+  const tokenizer = ready.get(tokenizerFor(model)) ?? (await loadTokenizer(tokenizerFor(model)));
+  return countWith(tokenizer, messages);
+}
+
+/** The same count, synchronously, once the model's vocabulary is loaded (null before). */
+export function countChatTokensIfLoaded(messages: readonly ChatMessage[], model: string): number | null {
+  const tokenizer = ready.get(tokenizerFor(model));
+  return tokenizer ? countWith(tokenizer, messages) : null;
+}
+
+function countWith(tokenizer: Tokenizer, messages: readonly ChatMessage[]): number {
+  let total = TOKENS_PER_REQUEST;
+  for (const message of messages) total += TOKENS_PER_MESSAGE + tokenizer.count(message.content);
+  return total;
+}
+
+/**
+ * A bound no BPE count of these messages can exceed (every token is at least
+ * one byte of UTF-8), computed without a vocabulary: a request under the
+ * budget by this bound needs no counting at all.
+ */
+export function tokenUpperBound(messages: readonly ChatMessage[]): number {
+  let total = TOKENS_PER_REQUEST;
+  for (const message of messages) total += TOKENS_PER_MESSAGE + Buffer.byteLength(message.content, "utf8");
+  return total;
+}

@@ -154,7 +154,6 @@ export { MESSAGE_TITLE_CHARS, PROGRAM_TITLE_CHARS, titleFromMessage, titleFromPr
 // Branches, archiving and retention (Python OpenProgram's rules: PYTHON-COMPAT.md)
 export {
   checkoutHead,
-  isSummaryNode,
   listBranches,
   MAX_BRANCH_NAME_LENGTH,
   nameBranch,

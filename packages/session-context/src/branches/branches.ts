@@ -1,3 +1,4 @@
+import { isSummaryNode } from "../compaction/summary-node.js";
 import {
   InvalidInputError,
   NodeNotFoundError,
@@ -27,12 +28,6 @@ export async function listBranches(sessionId: string, options: BranchStoreOption
   const internals = storeInternals(options.db ?? openStore());
   const meta = internals.readMetaSync(sessionId);
   return listBranchTips(internals.snapshotSync(sessionId).ordered, meta);
-}
-
-/** A summary node: Python refuses it as a head (its `metadata.covers_ids` says what it stands in for). */
-export function isSummaryNode(node: SessionNode): boolean {
-  const covers = node.metadata.covers_ids;
-  return Array.isArray(covers) ? covers.length > 0 : Boolean(covers);
 }
 
 /**

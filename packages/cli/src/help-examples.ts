@@ -57,6 +57,11 @@ export const HELP_EXAMPLES: Record<string, readonly string[]> = {
     "openprogram sessions export session_0123456789 > session.json",
     "openprogram sessions export session_0123456789 --format md > transcript.md",
   ],
+  "sessions usage": [
+    "openprogram sessions usage",
+    "openprogram sessions usage --by day --since 7d",
+    "openprogram sessions usage --by session --since 2026-12-01 --json",
+  ],
   "sessions doctor": ["openprogram sessions doctor", "openprogram sessions doctor session_0123456789 --fix"],
   serve: [
     "openprogram serve",

@@ -3,7 +3,7 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
 import type { LazyAction } from "./lazy-action.js";
 
-/** Adds list, show, tree, log, rm, export and doctor to the `sessions` command. */
+/** Adds list, show, tree, log, rm, export, usage and doctor to the `sessions` command. */
 export function addSessionsCommands(sessions: Command, lazy: LazyAction): void {
   sessions
     .command("list")
@@ -45,6 +45,16 @@ export function addSessionsCommands(sessions: Command, lazy: LazyAction): void {
     .argument("<id>", "session id")
     .addOption(new Option("--format <format>", "output format").choices(["json", "md"]).default("json"))
     .action(lazy(() => import("./commands/sessions/export.js").then((loaded) => loaded.exportCommand)));
+  sessions
+    .command("usage")
+    .description("tokens and cost added up across the store, by model, session or day")
+    .option("--since <date>", "only calls on or after this UTC day (YYYY-MM-DD), or in the last N days (7d)")
+    .addOption(new Option("--by <grouping>", "one row per").choices(["model", "session", "day"]).default("model"))
+    .option(
+      "--json",
+      "print {by, since, rows: [{key, calls, callsWithoutUsage, inputTokens, cachedInputTokens, outputTokens, cost, unpricedModels}], total, sessions, rebuilt, prices, notes}",
+    )
+    .action(lazy(() => import("./commands/sessions/usage.js").then((loaded) => loaded.usageCommand)));
   sessions
     .command("doctor")
     .description(

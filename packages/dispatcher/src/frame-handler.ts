@@ -16,6 +16,7 @@ import type { EventLogger } from "./logging.js";
 import { parseClientFrame } from "./parse-frame.js";
 import type { ProgramRegistry } from "./programs.js";
 import type { AnswerFrame, ClientFrame, ModelCallInfo } from "./protocol.js";
+import { sessionUsageForPage } from "./session-usage.js";
 import { latestTurn, questionFrameOf, resumableInfo } from "./stopped-turns.js";
 import type { Subscriptions } from "./subscriptions.js";
 import type { Turns } from "./turns.js";
@@ -151,6 +152,7 @@ export class FrameHandler {
           problems: detail.problems,
           busy: turns.isBusy(frame.session_id),
           resumable: turns.isBusy(frame.session_id) ? null : resumableInfo(latestTurn(db, frame.session_id)),
+          usage: await sessionUsageForPage(db, frame.session_id),
         });
         return;
       }

@@ -77,6 +77,7 @@ describe("the web page's files", () => {
       "/input-form.js",
       "/model-calls.js",
       "/style.css",
+      "/usage.js",
     ]);
     expect(() => loadWebAssets("/nonexistent/web")).toThrow(WebAssetsMissingError);
     expect(() => loadWebAssets("/nonexistent/web")).toThrow(/reinstall @openprogram\/dispatcher/);

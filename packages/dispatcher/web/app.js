@@ -3,6 +3,7 @@
 // element with textContent, so nothing a session contains can inject markup.
 import { formFits, readFields, renderFields } from "./input-form.js";
 import { modelCallBlock, showModelCalls } from "./model-calls.js";
+import { showUsage } from "./usage.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -183,6 +184,7 @@ function handle(frame) {
       if (frame.session_id !== state.sessionId) return;
       state.nodes = new Map(frame.nodes.map((node) => [node.id, node]));
       state.resumable = frame.resumable ?? null;
+      showUsage($("usage"), frame.usage ?? null);
       setStatus(frame.session.status);
       setBusy(frame.busy);
       return scheduleRender();
@@ -227,6 +229,7 @@ function selectSession(sessionId, { fresh = false } = {}) {
   state.streams = new Map();
   state.status = "";
   state.resumable = null;
+  showUsage($("usage"), null);
   const params = new URLSearchParams(location.search);
   if (sessionId) params.set("session", sessionId);
   else params.delete("session");

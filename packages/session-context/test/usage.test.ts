@@ -19,6 +19,7 @@ import {
 import { dumpsPython } from "../src/json/python-json.js";
 import {
   createTempStore,
+  PYTHON_SESSIONS_FIXTURE,
   scriptedRuntime,
   startFakeAnthropicServer,
   startFakeOpenAIServer,
@@ -178,6 +179,26 @@ describe("the per-session usage total", () => {
   });
 });
 
+describe("usage of sessions Python OpenProgram wrote", () => {
+  it("counts their model calls from the nodes, leaves their repositories untouched, and caches them in the root", async () => {
+    const python = createTempStore("openprogram-usage-python-", { from: PYTHON_SESSIONS_FIXTURE });
+    try {
+      const scan = scanNodeFiles(python.root);
+      const result = await usageAcrossStore({ db: python.db, by: "session" });
+      const sessionIds = readdirSync(python.root).filter((name) => existsSync(join(python.root, name, "meta.json")));
+      expect(result.rebuilt).toBe(sessionIds.length);
+      expect(Object.fromEntries(result.rows.map((row) => [row.key, [row.calls, row.inputTokens]]))).toEqual(
+        Object.fromEntries(Object.entries(scan.session).map(([key, row]) => [key, [row[0], row[1]]])),
+      );
+      for (const sessionId of sessionIds) expect(git(join(python.root, sessionId), "status", "--porcelain")).toBe("");
+      expect(existsSync(join(python.root, ".usage-cache.json"))).toBe(true);
+      expect((await usageAcrossStore({ db: python.db })).rebuilt).toBe(0);
+    } finally {
+      python.cleanup();
+    }
+  });
+});
+
 describe("usage across a store of 1,000 sessions", () => {
   it("matches a scan of every node file, by model, by day and by session, and --since", async () => {
     const shape = await buildUsageStore(store.root, 1000);
@@ -242,7 +263,8 @@ function scanNodeFiles(root: string): Record<"model" | "day" | "session", Record
     if (!existsSync(history)) continue;
     for (const file of readdirSync(history)) {
       const node = JSON.parse(readFileSync(join(history, file), "utf8")) as SessionNode;
-      if (node.role !== "llm") continue;
+      // Python's compaction summaries are llm nodes that record no model call.
+      if (node.role !== "llm" || node.metadata.compaction === true || node.name.startsWith("context/")) continue;
       const usage = (node.metadata.usage ?? {}) as Record<string, number>;
       const cached = usage.cachedInputTokens ?? usage.cache_read ?? 0;
       const input =

@@ -14,10 +14,10 @@ export function addSessionsCommands(sessions: Command, lazy: LazyAction): void {
     .action(lazy(() => import("./commands/sessions/list.js").then((loaded) => loaded.listCommand)));
   sessions
     .command("show")
-    .description("a session's meta and its conversation")
+    .description("a session's meta, its conversation, and its token usage per turn and in total")
     .argument("<id>", "session id")
     .option("--calls", "also every model request: system message, messages sent, reply, usage, duration")
-    .option("--json", "print {session, meta, conversation, problems} (and calls, with --calls)")
+    .option("--json", "print {session, meta, conversation, problems, usage} (and calls, with --calls)")
     .action(lazy(() => import("./commands/sessions/show.js").then((loaded) => loaded.showCommand)));
   sessions
     .command("tree")

@@ -55,7 +55,7 @@ export async function recordUsageTotal(paths: SessionPaths, nodes: () => Iterabl
 }
 
 async function writeUsageTotal(paths: SessionPaths, nodes: () => Iterable<SessionNode>): Promise<void> {
-  const fingerprint = historyFingerprint(paths);
+  const fingerprint = historyFingerprint(paths.dir);
   const file: UsageTotalFile = {
     version: USAGE_TOTAL_VERSION,
     history_mtime_ns: fingerprint,
@@ -78,12 +78,12 @@ async function writeUsageTotal(paths: SessionPaths, nodes: () => Iterable<Sessio
  * turn written by Python OpenProgram): the caller then rebuilds from the nodes.
  */
 export function readUsageTotal(
-  paths: SessionPaths,
-  fingerprint: string = historyFingerprint(paths),
+  sessionDir: string,
+  fingerprint: string = historyFingerprint(sessionDir),
 ): UsageBucket[] | null {
   let file: UsageTotalFile;
   try {
-    file = JSON.parse(readFileSync(join(paths.dir, USAGE_TOTAL_FILE), "utf8")) as UsageTotalFile;
+    file = JSON.parse(readFileSync(join(sessionDir, USAGE_TOTAL_FILE), "utf8")) as UsageTotalFile;
   } catch {
     return null;
   }
@@ -100,9 +100,13 @@ export function readUsageTotal(
   }));
 }
 
-/** history/'s mtime in ns: node writes rename files into it, so every one changes it ("none" without history/). */
-export function historyFingerprint(paths: SessionPaths): string {
-  return String(statSync(paths.history, { bigint: true, throwIfNoEntry: false })?.mtimeNs ?? "none");
+/**
+ * The mtime (ns) of `<sessionDir>/history`: node writes rename files into it, so every one changes it
+ * ("none" without history/). Takes the directory, not SessionPaths: a store-wide query does this for
+ * every session, and building the whole set of paths each time showed in its profile.
+ */
+export function historyFingerprint(sessionDir: string): string {
+  return String(statSync(join(sessionDir, "history"), { bigint: true, throwIfNoEntry: false })?.mtimeNs ?? "none");
 }
 
 /** Temp file and rename (named so git and the doctor know it as a temp file), without fsync. */

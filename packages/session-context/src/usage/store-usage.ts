@@ -1,4 +1,6 @@
+import { join } from "node:path";
 import { InvalidInputError } from "../errors.js";
+import { isValidSessionId } from "../ids.js";
 import { openStore } from "../store/open-store.js";
 import type { SessionDB } from "../store/session-db.js";
 import { storeInternals } from "../store/store-internals.js";
@@ -109,12 +111,13 @@ async function currentSessionBuckets(
   let rebuilt = 0;
   let changed = false;
   for (const sessionId of sessionIds) {
-    const paths = internals.paths(sessionId);
-    const fingerprint = historyFingerprint(paths);
+    if (!isValidSessionId(sessionId)) continue; // a hand-edited registry entry names no session folder
+    const dir = join(db.root, sessionId);
+    const fingerprint = historyFingerprint(dir);
     let entry = cache.get(sessionId);
     if (entry?.fingerprint !== fingerprint) {
       changed = true;
-      let buckets = readUsageTotal(paths, fingerprint);
+      let buckets = readUsageTotal(dir, fingerprint);
       if (buckets === null) {
         if (!internals.exists(sessionId)) continue; // listed, but deleted meanwhile
         rebuilt += 1;

@@ -1,5 +1,6 @@
-// `pnpm bench` for the core: store (issue 2), context (issue 3) replay (issue 14), tracing and usage (issue 18) figures.
+// `pnpm bench` for the core: store (issue 2), context (issue 3), replay (issue 14), tracing and usage (issue 18) and prune (issue 16) figures.
 import { benchContext } from "./context.js";
+import { benchPrune } from "./prune.js";
 import { benchReplay } from "./replay.js";
 import { benchStore } from "./store.js";
 import { benchTracing } from "./tracing.js";
@@ -11,3 +12,4 @@ await benchContext();
 await benchReplay();
 await benchTracing();
 await benchUsage();
+await benchPrune();

@@ -35,6 +35,8 @@ export interface StoreInternals {
   invalidate(sessionId: string): void;
   /** Runs a section under the session's store lock: no other writer in any process runs meanwhile. */
   withSessionLock<T>(sessionId: string, section: () => Promise<T>): Promise<T>;
+  /** Merges fields into meta.json (branch names, the head, `archived`); call under the session lock. */
+  patchMetaLocked(sessionId: string, patch: Partial<SessionMeta>): Promise<void>;
   /** Reads and changes the registry under its lock (for repairs). */
   updateRegistry(mutate: (entries: Record<string, SessionRecord>) => void): Promise<Record<string, SessionRecord>>;
 }

@@ -28,10 +28,19 @@ try {
     baseline: [process.execPath, "-e", "0"],
     help: [process.execPath, BIN, "--help"],
     list: [process.execPath, BIN, "sessions", "list"],
+    // Issue 18: the store's usage from the registry, the store's usage cache and a stat per session (no target
+    // for the cold start; the core's benchmark times the answer itself against a scan of every node file).
+    usage: [process.execPath, BIN, "sessions", "usage"],
     // Not a target: what importing the core alone costs, to locate the time `sessions list` spends.
     coreImport: [process.execPath, "--input-type=module", "-e", "await import('@openprogram/session-context')"],
   } as const;
-  const times: Record<keyof typeof commands, number[]> = { baseline: [], help: [], list: [], coreImport: [] };
+  const times: Record<keyof typeof commands, number[]> = {
+    baseline: [],
+    help: [],
+    list: [],
+    usage: [],
+    coreImport: [],
+  };
   const run = (name: keyof typeof commands): number => {
     const [command, ...args] = commands[name];
     const started = performance.now();
@@ -73,6 +82,7 @@ try {
     `<= ${TARGET_MS} ms`,
     median(times.list) <= TARGET_MS,
   );
+  figure(`openprogram sessions usage (${SESSIONS} sessions), cold start`, times.usage);
   figure(
     "import @openprogram/session-context alone (no target; what sessions list pays for the core)",
     times.coreImport,

@@ -66,6 +66,7 @@ export const EXIT_CODES_BY_ERROR: Readonly<Record<KnownErrorCode, ExitCodes>> = 
   unsafe_session_path: USAGE,
   corrupt_meta: USAGE,
   provider_config: CONFIGURATION,
+  price_table_invalid: CONFIGURATION,
   runtime_missing: CONFIGURATION,
   session_context_missing: FAILURE,
   node_not_found: FAILURE,

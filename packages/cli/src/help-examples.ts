@@ -61,6 +61,11 @@ export const HELP_EXAMPLES: Record<string, readonly string[]> = {
     "openprogram sessions compact session_0123456789",
     "openprogram sessions compact session_0123456789 --keep-recent-tokens 4000 --json",
   ],
+  "sessions usage": [
+    "openprogram sessions usage",
+    "openprogram sessions usage --by day --since 7d",
+    "openprogram sessions usage --by session --since 2026-12-01 --json",
+  ],
   "sessions doctor": ["openprogram sessions doctor", "openprogram sessions doctor session_0123456789 --fix"],
   "sessions branches": [
     "openprogram sessions branches session_0123456789",

@@ -3,7 +3,7 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
 import type { LazyAction } from "./lazy-action.js";
 
-/** Adds list, show, tree, log, rm, compact, export, doctor and the branch and retention commands to `sessions`. */
+/** Adds list, show, tree, log, rm, compact, export, usage, doctor and the branch and retention commands to `sessions`. */
 export function addSessionsCommands(sessions: Command, lazy: LazyAction): void {
   sessions
     .command("list")
@@ -15,10 +15,10 @@ export function addSessionsCommands(sessions: Command, lazy: LazyAction): void {
     .action(lazy(() => import("./commands/sessions/list.js").then((loaded) => loaded.listCommand)));
   sessions
     .command("show")
-    .description("a session's meta and its conversation")
+    .description("a session's meta, its conversation, and its token usage per turn and in total")
     .argument("<id>", "session id")
     .option("--calls", "also every model request: system message, messages sent, reply, usage, duration")
-    .option("--json", "print {session, meta, conversation, problems} (and calls, with --calls)")
+    .option("--json", "print {session, meta, conversation, problems, usage} (and calls, with --calls)")
     .action(lazy(() => import("./commands/sessions/show.js").then((loaded) => loaded.showCommand)));
   sessions
     .command("tree")
@@ -53,6 +53,16 @@ export function addSessionsCommands(sessions: Command, lazy: LazyAction): void {
     .argument("<id>", "session id")
     .addOption(new Option("--format <format>", "output format").choices(["json", "md"]).default("json"))
     .action(lazy(() => import("./commands/sessions/export.js").then((loaded) => loaded.exportCommand)));
+  sessions
+    .command("usage")
+    .description("tokens and cost added up across the store, by model, session or day")
+    .option("--since <date>", "only calls on or after this UTC day (YYYY-MM-DD), or in the last N days (7d)")
+    .addOption(new Option("--by <grouping>", "one row per").choices(["model", "session", "day"]).default("model"))
+    .option(
+      "--json",
+      "print {by, since, rows: [{key, calls, callsWithoutUsage, inputTokens, cachedInputTokens, outputTokens, cost, unpricedModels}], total, sessions, rebuilt, prices, notes}",
+    )
+    .action(lazy(() => import("./commands/sessions/usage.js").then((loaded) => loaded.usageCommand)));
   sessions
     .command("doctor")
     .description(

@@ -56,6 +56,7 @@ const COMMAND_FLAGS: Record<string, string[]> = {
   "sessions log": ["<id>", "--limit <n>", "--json"],
   "sessions rm": ["<id>", "--yes", "--json"],
   "sessions export": ["<id>", "--format <format>", "json", "md"],
+  "sessions usage": ["--since <date>", "--by <grouping>", "model", "session", "day", "--json"],
   config: ["--provider <name>", "--model <name>", "--json"],
 };
 
@@ -111,10 +112,10 @@ describe("openprogram --help, --version and usage errors", () => {
     expect(result.stdout).toContain("--model <name>");
   });
 
-  it("`sessions --help` lists its six subcommands", async () => {
+  it("`sessions --help` lists its subcommands", async () => {
     const result = await runCli(["sessions", "--help"], { env });
     expect(result.code).toBe(0);
-    for (const sub of ["list", "show", "tree", "log", "rm", "export"])
+    for (const sub of ["list", "show", "tree", "log", "rm", "export", "usage", "doctor"])
       expect(result.stdout).toMatch(new RegExp(`^  ${sub}\\b`, "m"));
   });
 

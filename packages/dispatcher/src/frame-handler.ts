@@ -18,6 +18,7 @@ import { handleBranchFrame } from "./branch-frames.js";
 import { parseClientFrame } from "./parse-frame.js";
 import type { ProgramRegistry } from "./programs.js";
 import type { AnswerFrame, ClientFrame, ModelCallInfo } from "./protocol.js";
+import { sessionUsageForPage } from "./session-usage.js";
 import { latestTurn, questionFrameOf, resumableInfo } from "./stopped-turns.js";
 import type { Subscriptions } from "./subscriptions.js";
 import type { Turns } from "./turns.js";
@@ -190,6 +191,7 @@ export class FrameHandler {
           problems: detail.problems,
           busy,
           resumable: busy ? null : resumableInfo(latestTurn(db, frame.session_id)),
+          usage: await sessionUsageForPage(db, frame.session_id),
         });
         return;
       }

@@ -8,6 +8,7 @@ import {
   type SessionNode,
   type SessionRecord,
   type SessionStatus,
+  type SessionUsage,
 } from "@openprogram/session-context";
 import type { BranchClientFrame, BranchServerFrame } from "./branch-protocol.js";
 
@@ -283,6 +284,8 @@ export interface SessionDetailFrame {
   busy: boolean;
   /** The turn a `resume` frame would continue now, or null (see ResumableTurnInfo). */
   resumable: ResumableTurnInfo | null;
+  /** Tokens (and costs, from the configured price table) per turn and in total: the core's describeSessionUsage. */
+  usage: SessionUsage;
 }
 
 /** Answer to `get_calls`: each model request, rendered again from the nodes it read. */

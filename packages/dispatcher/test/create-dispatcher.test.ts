@@ -82,6 +82,7 @@ describe("the web page's files", () => {
       "/model-calls.js",
       "/style.css",
       "/summary-block.js",
+      "/usage.js",
     ]);
     expect(() => loadWebAssets("/nonexistent/web")).toThrow(WebAssetsMissingError);
     expect(() => loadWebAssets("/nonexistent/web")).toThrow(/reinstall @openprogram\/dispatcher/);

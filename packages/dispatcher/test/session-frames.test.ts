@@ -74,6 +74,12 @@ describe("session frames", () => {
     });
     expect(detail.conversation.map((node) => node.output)).toEqual(["first session", "one"]);
     expect(detail.nodes).toHaveLength(2);
+    // The scripted replies report no token counts: one chat turn, one call, counted as without usage.
+    expect(detail.usage).toMatchObject({
+      sessionId: ids[0],
+      total: { calls: 1, callsWithoutUsage: 1, inputTokens: 0 },
+      turns: [{ label: "chat: first session", calls: 1 }],
+    });
     const missing = asError(
       await client.request({ type: "get_session", session_id: "session_ffffffffff" }, "session_detail"),
     );

@@ -4,7 +4,7 @@ import { createRuntime, type Runtime, type SessionNode } from "@openprogram/sess
 import { startFakeOpenAIServer, waitFor, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DELTA_INTERVAL_MS } from "../src/index.js";
-import { closeAll, startDispatcher, type Frame, type TestClient, type TestDispatcher } from "./helpers.js";
+import { asFrame, closeAll, startDispatcher, type Frame, type TestClient, type TestDispatcher } from "./helpers.js";
 
 let fake: FakeOpenAIServer;
 let served: TestDispatcher;
@@ -122,5 +122,28 @@ describe("delta frames", () => {
     const stored = (await served.store.db.loadNodes(sessionId)).find((node) => node.id === append.id);
     expect(stored?.metadata).toMatchObject({ status: "cancelled", partial_output: partial });
     await waitFor(() => fake.requests[0]?.timing.closedAt !== null, "the provider request to be aborted", 5_000);
+  });
+});
+
+describe("streamed usage", () => {
+  it("the counts the stream ended with are on the llm node and in session_detail's usage, per turn and in total", async () => {
+    fake.setHandler(() => ({ chunks: ["Fine, ", "thanks."], usage: { input: 300, output: 12, cached: 100 } }));
+    const client = await served.connect();
+    client.send({ type: "chat", text: "How are you?" });
+    const sessionId = (await client.next("session")).session_id;
+    await client.next("turn_done");
+    expect(replyFrames(client).update?.metadata.usage).toEqual({
+      inputTokens: 300,
+      outputTokens: 12,
+      cachedInputTokens: 100,
+    });
+    const detail = asFrame(
+      await client.request({ type: "get_session", session_id: sessionId }, "session_detail"),
+      "session_detail",
+    );
+    expect(detail.usage.turns).toMatchObject([
+      { label: "chat: How are you?", calls: 1, inputTokens: 300, cachedInputTokens: 100, outputTokens: 12 },
+    ]);
+    expect(detail.usage.total).toMatchObject({ calls: 1, inputTokens: 300, outputTokens: 12 });
   });
 });

@@ -429,7 +429,9 @@ describe("the run form from a program's input schema (issue 17 §2)", () => {
 
 describe("seeing what the model saw (issue 17 §3)", () => {
   it("an llm node of the tree opens to the request it sent and the reply; the tree shows a question's answer", async () => {
-    const { runtime } = scriptedRuntime(["Blue is the color of the sky."]);
+    const { runtime } = scriptedRuntime([
+      { reply: "Blue is the color of the sky.", usage: { inputTokens: 120, outputTokens: 8 } },
+    ]);
     served = await startDispatcher({ runtime, programs: { pick_color: pickColor } });
     const client = await served.connect();
     client.send({ type: "run", program: "pick_color", input: {} });
@@ -445,6 +447,12 @@ describe("seeing what the model saw (issue 17 §3)", () => {
     expect(await request.locator(".call-user pre").last().textContent()).toBe("Describe blue.");
     expect(await request.locator(".call-reply pre").textContent()).toBe("Blue is the color of the sky.");
     expect(await request.locator(".call-footer").textContent()).toContain("the exact request sent");
+    // The session's usage, and the turn's, with why there is no cost.
+    const usage = page.locator("#usage");
+    await usage.locator(".usage-total", { hasText: "Session: 1 call, 120 in (0 cached), 8 out" }).waitFor(UI_WAIT);
+    expect(await usage.locator(".usage-turns li").allTextContents()).toEqual([
+      expect.stringMatching(/^call pick_color: 1 call, 120 in \(0 cached\), 8 out, no cost \(no price: scripted\)$/),
+    ]);
     await page.screenshot({ path: join(artifactsDir(), "what-the-model-saw.png") });
     expect(pageErrors).toEqual([]);
   });

@@ -5,6 +5,7 @@ import { keepConnected } from "./connection.js";
 import { formatValue } from "./format-value.js";
 import { formFits, readFields, renderFields } from "./input-form.js";
 import { modelCallBlock, showModelCalls } from "./model-calls.js";
+import { showUsage } from "./usage.js";
 import { createBranchView } from "./branches.js";
 import { addCompactButton, compactionNote, foldSummary, summaryIdOf } from "./summary-block.js";
 
@@ -173,6 +174,7 @@ function handle(frame) {
       state.nodes = new Map(frame.nodes.map((node) => [node.id, node]));
       state.resumable = frame.resumable ?? null;
       state.summaryId = summaryIdOf(frame.meta);
+      showUsage($("usage"), frame.usage ?? null);
       setStatus(frame.session.status);
       setBusy(frame.busy);
       return scheduleRender();
@@ -224,6 +226,7 @@ function selectSession(sessionId, { fresh = false } = {}) {
   state.streams = new Map();
   state.status = "";
   state.resumable = null;
+  showUsage($("usage"), null);
   branches.reset();
   const params = new URLSearchParams(location.search);
   if (sessionId) params.set("session", sessionId);

@@ -232,6 +232,17 @@ export class ProviderConfigError extends OpenProgramError {
   }
 }
 
+/** The price table in the configuration cannot be used; names where it came from and the entry to fix. */
+export class PriceTableError extends OpenProgramError {
+  readonly code = "price_table_invalid";
+  constructor(
+    readonly source: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** The model provider answered with an error or could not be reached. */
 export class ProviderError extends OpenProgramError {
   readonly code = "provider_error";

@@ -104,7 +104,14 @@ export {
   type ScriptEntry,
   type ScriptedProviderOptions,
 } from "./providers/scripted.js";
-export type { ChatMessage, CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "./providers/types.js";
+export type {
+  ChatMessage,
+  CompleteOptions,
+  ModelProvider,
+  ModelRequest,
+  ModelResponse,
+  ReportedUsage,
+} from "./providers/types.js";
 
 // The store
 export {
@@ -175,6 +182,28 @@ export { gcSessions, type GcEntry, type GcReport } from "./sessions/git-gc.js";
 
 export type { DoctorFinding, DoctorReport, FindingKind } from "./store/doctor/index.js";
 export type { HealthCheck, StoreHealth } from "./store/health.js";
+
+// Token usage and cost (`openprogram sessions usage`, `sessions show`, the web page)
+export {
+  usageAcrossStore,
+  type StoreUsage,
+  type StoreUsageOptions,
+  type UsageGrouping,
+  type UsageRow,
+} from "./usage/store-usage.js";
+export { describeSessionUsage, type SessionUsage, type TurnUsage } from "./usage/session-usage.js";
+export { llmNodeUsage, UNKNOWN_MODEL, type LlmCallUsage } from "./usage/llm-usage.js";
+export type { PricedUsage } from "./usage/priced-usage.js";
+export type { UsageCounts } from "./usage/usage-counts.js";
+export {
+  costOf,
+  PRICES_VARIABLE,
+  priceFor,
+  resolvePriceTable,
+  type ModelPrice,
+  type PriceTable,
+} from "./usage/price-table.js";
+export { USAGE_TOTAL_FILE } from "./store/usage-total.js";
 
 // Wording shared by every package's messages
 export { clipLine, clipText } from "./messages/clip-text.js";

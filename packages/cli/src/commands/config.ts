@@ -1,4 +1,4 @@
-import { resolveRuntimeConfig, type RuntimeConfig } from "@openprogram/session-context";
+import { clipLine, resolvePriceTable, resolveRuntimeConfig, type RuntimeConfig } from "@openprogram/session-context";
 import type { CommandContext } from "../command-context.js";
 import { EXIT_CODES } from "../exit-codes.js";
 import { writeJson, writeLine } from "../output.js";
@@ -12,7 +12,8 @@ export interface ConfigFlags {
 
 /** One resolved setting as printed: secrets masked. */
 export interface ConfigSetting {
-  name: keyof RuntimeConfig;
+  /** A runtime setting, or "prices" (the price table `sessions usage` costs tokens with). */
+  name: keyof RuntimeConfig | "prices";
   value: string;
   source: string;
 }
@@ -20,7 +21,7 @@ export interface ConfigSetting {
 /**
  * `openprogram config`: the model configuration every command would use from
  * here (environment, the project's openprogram.config.json, the user's
- * config.json) and where each value came from. API keys are masked.
+ * config.json) and where each value came from, and the price table. API keys are masked.
  */
 export async function configCommand(flags: ConfigFlags, context: CommandContext): Promise<number> {
   const { io } = context;
@@ -33,8 +34,23 @@ export async function configCommand(flags: ConfigFlags, context: CommandContext)
           source: resolved.sources[name] ?? "",
         }))
       : [{ name: "provider", value: "none", source: resolved.explicitlyNone ? resolved.origin : "nothing configured" }];
+    const prices = resolvePriceTable(io.env, io.cwd);
+    const models = Object.keys(prices.prices);
+    settings.push({
+      name: "prices",
+      value:
+        prices.source === "none"
+          ? "none (costs are not shown)"
+          : clipLine(`${models.length} ${models.length === 1 ? "model" : "models"}: ${models.join(", ")}`, 70),
+      source: prices.source === "none" ? "nothing configured" : prices.source,
+    });
     if (flags.json === true) {
-      writeJson(io.stdout, { provider: resolved.config?.provider ?? null, settings, files: resolved.files });
+      writeJson(io.stdout, {
+        provider: resolved.config?.provider ?? null,
+        settings,
+        files: resolved.files,
+        prices: { source: prices.source, path: prices.path, table: prices.prices },
+      });
       return EXIT_CODES.ok;
     }
     io.stdout.write(

@@ -3,7 +3,14 @@ import { CancelledError, ProviderError } from "../errors.js";
 import { requestSignal } from "./request-signal.js";
 import { brokenStreamError, unfinishedStreamError } from "./stream-failure.js";
 import { sdkClientOptions, type HttpProviderOptions } from "./sdk-client-options.js";
-import type { ChatMessage, CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
+import type {
+  ChatMessage,
+  CompleteOptions,
+  ModelProvider,
+  ModelRequest,
+  ModelResponse,
+  ReportedUsage,
+} from "./types.js";
 
 /** Settings of the Anthropic provider. */
 export interface AnthropicProviderOptions extends HttpProviderOptions {
@@ -25,21 +32,20 @@ export class AnthropicProvider implements ModelProvider {
       const stream = await client.messages.create(this.messagesBody(request), { signal: linked.signal });
       let text = "";
       let model = request.model;
-      const usage: { inputTokens?: number; outputTokens?: number; cachedInputTokens?: number } = {};
+      const usage: ReportedUsage = {};
       let finished = false;
       let finishReason: string | undefined;
       try {
         for await (const event of stream) {
           if (event.type === "message_start") {
             model = event.message.model;
-            usage.inputTokens = event.message.usage.input_tokens;
-            usage.outputTokens = event.message.usage.output_tokens;
-            usage.cachedInputTokens = event.message.usage.cache_read_input_tokens ?? undefined;
+            takeAnthropicUsage(usage, event.message.usage);
           } else if (event.type === "content_block_delta" && event.delta.type === "text_delta") {
             text += event.delta.text;
             options.onText?.(event.delta.text);
           } else if (event.type === "message_delta") {
-            usage.outputTokens = event.usage.output_tokens;
+            // Cumulative counts; the input ones are null when unchanged since message_start.
+            takeAnthropicUsage(usage, event.usage);
             finishReason = event.delta.stop_reason ?? finishReason;
           } else if (event.type === "message_stop") {
             finished = true;
@@ -105,6 +111,23 @@ interface MessagesBody {
   messages: Array<{ role: "user" | "assistant"; content: string }>;
   temperature?: number;
   stream: true;
+}
+
+/** The usage fields of message_start's message and of message_delta, as the wire carries them. */
+interface AnthropicUsageFields {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+}
+
+/** Takes every count the event reports (a later event's counts are cumulative and win); the node records only those. */
+function takeAnthropicUsage(usage: ReportedUsage, fields: AnthropicUsageFields): void {
+  if (typeof fields.input_tokens === "number") usage.inputTokens = fields.input_tokens;
+  if (typeof fields.output_tokens === "number") usage.outputTokens = fields.output_tokens;
+  if (typeof fields.cache_read_input_tokens === "number") usage.cachedInputTokens = fields.cache_read_input_tokens;
+  if (typeof fields.cache_creation_input_tokens === "number")
+    usage.cacheWriteInputTokens = fields.cache_creation_input_tokens;
 }
 
 let sdk: Promise<typeof AnthropicClient> | undefined;

@@ -29,12 +29,15 @@ export class OpenAIChatProvider implements ModelProvider {
       try {
         for await (const chunk of stream) {
           if (chunk.model) model = chunk.model;
-          if (chunk.usage)
+          // With stream_options.include_usage the last chunk (no choices) carries the counts.
+          if (chunk.usage) {
+            const cached = chunk.usage.prompt_tokens_details?.cached_tokens;
             usage = {
               inputTokens: chunk.usage.prompt_tokens,
               outputTokens: chunk.usage.completion_tokens,
-              cachedInputTokens: chunk.usage.prompt_tokens_details?.cached_tokens,
+              ...(typeof cached === "number" ? { cachedInputTokens: cached } : {}),
             };
+          }
           const choice = chunk.choices[0];
           const piece = choice?.delta?.content;
           if (piece) {

@@ -2,7 +2,7 @@ import { appendFileSync, readFileSync } from "node:fs";
 import { CancelledError, ProviderConfigError, ProviderError, ScriptExhaustedError } from "../errors.js";
 import { abortableSleep } from "../time/abortable-sleep.js";
 import { chatCompletionsBody } from "./openai-body.js";
-import type { CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
+import type { CompleteOptions, ModelProvider, ModelRequest, ModelResponse, ReportedUsage } from "./types.js";
 
 /**
  * One scripted reply. A plain string is a reply, streamed word by word. An
@@ -10,7 +10,8 @@ import type { CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from
  * reply) and a pause before each (`chunkDelayMs`), fail with an HTTP-like
  * error (after its chunks, like a stream that breaks mid-way), wait first, or
  * apply only to requests whose system message or last user message contains
- * the given text.
+ * the given text. `usage` is what the reply reports as its token counts (in
+ * the runtime's `ReportedUsage` terms); without it the reply reports none.
  */
 export type ScriptEntry =
   | string
@@ -21,6 +22,7 @@ export type ScriptEntry =
       error?: { status?: number; message: string };
       delayMs?: number;
       when?: { system?: string; content?: string };
+      usage?: ReportedUsage;
     };
 
 /** A request the scripted provider received. */
@@ -106,7 +108,7 @@ export class ScriptedProvider implements ModelProvider {
       options.onText?.(piece);
     }
     if (scripted.error) throw new ProviderError(this.name, scripted.error.status ?? 500, scripted.error.message);
-    return { text: pieces.join(""), model: request.model };
+    return { text: pieces.join(""), model: request.model, ...(scripted.usage ? { usage: { ...scripted.usage } } : {}) };
   }
 
   /** The body an OpenAI-compatible server would receive. */

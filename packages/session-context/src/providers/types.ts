@@ -12,13 +12,28 @@ export interface ModelRequest {
   temperature?: number;
 }
 
+/**
+ * Token counts exactly as a provider reports them, recorded on the llm node as
+ * `metadata.usage`. `cachedInputTokens`: input read from the provider's prompt
+ * cache; `cacheWriteInputTokens`: input written to it (Anthropic only). The
+ * providers count differently: OpenAI's `inputTokens` include the cached ones,
+ * Anthropic's exclude both cache reads and writes; `llmNodeUsage` (usage/)
+ * puts them on one footing when adding them up.
+ */
+export interface ReportedUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  cachedInputTokens?: number;
+  cacheWriteInputTokens?: number;
+}
+
 /** A provider's answer. */
 export interface ModelResponse {
   text: string;
   /** The model that answered, as the provider reports it. */
   model: string;
-  /** Token counts as the provider reports them (`cachedInputTokens`: input served from its cache). */
-  usage?: { inputTokens?: number; outputTokens?: number; cachedInputTokens?: number };
+  /** Token counts as the provider reports them (see `ReportedUsage`). */
+  usage?: ReportedUsage;
   /** Why the model stopped ("stop", "length", "end_turn", ...), as the provider says it. */
   finishReason?: string;
 }

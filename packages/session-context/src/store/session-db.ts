@@ -28,6 +28,7 @@ import { readMetaFile } from "./meta-file.js";
 import { registryEntryFromMeta, SessionRegistry } from "./registry.js";
 import { assertSafeToWrite, lstatOrNull, refuseExisting } from "./safe-paths.js";
 import { registerStoreInternals } from "./store-internals.js";
+import { recordUsageTotal } from "./usage-total.js";
 import { hasLeaseFiles, liveTurnLeases, releaseTurnLease, takeTurnLease } from "./turn-lease.js";
 import type {
   AppendOptions,
@@ -549,6 +550,7 @@ export class SessionDB {
       // session repository dirty (` M meta.json`) and doctor reporting an uncommitted tail.
       const updatedAt = nowSeconds();
       await this.withSessionLock(sessionId, () => this.writeMeta(sessionId, { updated_at: updatedAt }));
+      await recordUsageTotal(paths, () => this.snapshotSync(sessionId).ordered);
       const sha = await this.commitTurn(sessionId, options.message ?? `turn ${turnId}`);
       const preview = this.previewOf(sessionId);
       // A turn that ends with a question still waiting leaves the session needs_input (see abandoned-turn.ts).

@@ -64,7 +64,11 @@ const ANTHROPIC_PROTOCOL: ProviderProtocol = {
             content: [],
             stop_reason: null,
             stop_sequence: null,
-            usage: { input_tokens: usage.input, output_tokens: 1 },
+            usage: {
+              input_tokens: usage.input,
+              output_tokens: 1,
+              ...(usage.cached !== undefined ? { cache_read_input_tokens: usage.cached } : {}),
+            },
           },
         }),
         event("content_block_start", { index: 0, content_block: { type: "text", text: "" } }),

@@ -29,8 +29,19 @@ export interface FakeStream {
    * the response cleanly but without the stream's end marker.
    */
   breakAfter?: "reset" | "not_json" | "cut";
-  /** Usage the stream reports; default: request body length in, reply length out. */
-  usage?: { input: number; output: number };
+  /**
+   * Usage the stream reports, in the protocol's own fields (OpenAI: prompt_tokens,
+   * completion_tokens, prompt_tokens_details.cached_tokens; Anthropic: input_tokens,
+   * output_tokens, cache_read_input_tokens); default: request body length in, reply length out, no cache.
+   */
+  usage?: FakeUsage;
+}
+
+/** Token counts a fake stream reports. */
+export interface FakeUsage {
+  input: number;
+  output: number;
+  cached?: number;
 }
 
 /** A reply as the servers play it. */

@@ -76,6 +76,7 @@ const OPENAI_PROTOCOL: ProviderProtocol = {
             prompt_tokens: usage.input,
             completion_tokens: usage.output,
             total_tokens: usage.input + usage.output,
+            ...(usage.cached !== undefined ? { prompt_tokens_details: { cached_tokens: usage.cached } } : {}),
           },
         }),
         { data: "[DONE]" },

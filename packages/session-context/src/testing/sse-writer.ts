@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import type { FakeStream } from "./fake-reply.js";
+import type { FakeStream, FakeUsage } from "./fake-reply.js";
 
 /** One server-sent event as a provider frames it. */
 export interface SseEvent {
@@ -11,7 +11,7 @@ export interface SseEvent {
 export interface StreamFraming {
   opening(): SseEvent[];
   chunk(text: string): SseEvent[];
-  closing(usage: { input: number; output: number }): SseEvent[];
+  closing(usage: FakeUsage): SseEvent[];
   /** A well-formed event whose data is not JSON, as a broken proxy might send. */
   malformed(): SseEvent;
 }
@@ -24,7 +24,7 @@ export async function writeSseStream(
   res: ServerResponse,
   stream: FakeStream,
   framing: StreamFraming,
-  defaultUsage: { input: number; output: number },
+  defaultUsage: FakeUsage,
   onFirstByte: () => void,
 ): Promise<void> {
   let gone = false;

@@ -1,10 +1,12 @@
 import {
   describeModelCalls,
   describeSession,
+  describeSessionUsage,
   nodeStatus,
   type RecordedModelCall,
   type SessionDetail,
   type SessionNode,
+  type SessionUsage,
 } from "@openprogram/session-context";
 import type { CommandContext } from "../../command-context.js";
 import { EXIT_CODES } from "../../exit-codes.js";
@@ -12,6 +14,7 @@ import { formatTimestamp, writeJson, writeLine } from "../../output.js";
 import { reportFailure } from "../../report.js";
 import { requireExistingSession } from "../../session-selection.js";
 import { formatModelCalls } from "./show-calls.js";
+import { usageSummary } from "./usage-format.js";
 
 /** Flags of `openprogram sessions show`. */
 export interface ShowFlags {
@@ -21,17 +24,19 @@ export interface ShowFlags {
 }
 
 /**
- * `openprogram sessions show <id>`: the session's meta and its conversation
- * (the branch from the first message to the head), or with --json
- * `{ session, meta, conversation, problems }`.
+ * `openprogram sessions show <id>`: the session's meta, its conversation
+ * (the branch from the first message to the head) and its token usage per
+ * turn and in total, or with --json `{ session, meta, conversation, problems, usage }`.
  */
 export async function showCommand(sessionId: string, flags: ShowFlags, context: CommandContext): Promise<number> {
   const { io } = context;
   let detail: SessionDetail;
   let calls: RecordedModelCall[] | null = null;
+  let usage: SessionUsage;
   try {
     const id = await requireExistingSession(sessionId);
     detail = await describeSession(id);
+    usage = await describeSessionUsage(id);
     if (flags.calls) calls = await describeModelCalls(id);
   } catch (error) {
     return reportFailure(context, error, { json: flags.json === true, during: "setup" });
@@ -42,6 +47,7 @@ export async function showCommand(sessionId: string, flags: ShowFlags, context: 
       meta: detail.meta,
       conversation: detail.conversation,
       problems: detail.problems,
+      usage,
       ...(calls ? { calls } : {}),
     });
     return EXIT_CODES.ok;
@@ -61,9 +67,20 @@ export async function showCommand(sessionId: string, flags: ShowFlags, context: 
     lines.push("", "unreadable node files:");
     for (const problem of detail.problems) lines.push(`  ${problem.path}: ${problem.message}`);
   }
+  lines.push("", ...usageLines(usage));
   if (calls) lines.push("", formatModelCalls(calls));
   writeLine(io.stdout, lines.join("\n"));
   return EXIT_CODES.ok;
+}
+
+/** The session's usage in total, then per turn, then why any cost is missing. */
+function usageLines(usage: SessionUsage): string[] {
+  if (usage.total.calls === 0) return ["usage: no model calls"];
+  const lines = [`usage: ${usageSummary(usage.total)}`];
+  for (const turn of usage.turns)
+    lines.push(`  ${formatTimestamp(turn.startedAt)}  ${turn.label} (${turn.turn}): ${usageSummary(turn)}`);
+  for (const note of usage.notes) lines.push(`  note: ${note}`);
+  return lines;
 }
 
 function conversationEntry(node: SessionNode): string[] {

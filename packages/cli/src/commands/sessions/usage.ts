@@ -1,0 +1,48 @@
+import { usageAcrossStore, type StoreUsage, type UsageGrouping } from "@openprogram/session-context";
+import type { CommandContext } from "../../command-context.js";
+import { EXIT_CODES } from "../../exit-codes.js";
+import { writeJson, writeLine } from "../../output.js";
+import { reportFailure } from "../../report.js";
+import { formatTable } from "../../table.js";
+import { USAGE_COLUMNS, usageCells } from "./usage-format.js";
+
+/** Flags of `openprogram sessions usage`. */
+export interface UsageFlags {
+  since?: string;
+  by?: UsageGrouping;
+  json?: boolean;
+}
+
+/**
+ * `openprogram sessions usage`: the store's token usage added up by model,
+ * session or UTC day, with costs from the configured price table; a model
+ * with no price shows its tokens, no cost, and a note saying why.
+ */
+export async function usageCommand(flags: UsageFlags, context: CommandContext): Promise<number> {
+  const { io } = context;
+  let usage: StoreUsage;
+  try {
+    usage = await usageAcrossStore({
+      by: flags.by ?? "model",
+      ...(flags.since !== undefined ? { since: flags.since } : {}),
+    });
+  } catch (error) {
+    return reportFailure(context, error, { json: flags.json === true, during: "setup" });
+  }
+  if (flags.json) {
+    writeJson(io.stdout, usage);
+    return EXIT_CODES.ok;
+  }
+  const title = usage.by.toUpperCase();
+  const rows = usage.rows.map((row) => [row.key, ...usageCells(row)]);
+  rows.push(["total", ...usageCells(usage.total)]);
+  io.stdout.write(formatTable([title, ...USAGE_COLUMNS], rows));
+  const scope = usage.since ? `calls since ${usage.since} (UTC)` : "all calls";
+  writeLine(
+    io.stdout,
+    `\n${scope} in ${usage.sessions} ${usage.sessions === 1 ? "session" : "sessions"}; ` +
+      `prices: ${usage.prices.path ?? "none configured"}${usage.prices.path ? ` (${usage.prices.source})` : ""}`,
+  );
+  for (const note of usage.notes) writeLine(io.stdout, `note: ${note}`);
+  return EXIT_CODES.ok;
+}

@@ -1,11 +1,18 @@
-// `pnpm bench` for the core: store (issue 2), context (issue 3) replay (issue 14) and tracing (issue 18) figures.
+// `pnpm bench` for the core: store (issue 2), context (issue 3), replay (issue 14), tracing (issue 18) and
+// whole-turn (issue 19) figures. `tsx bench/index.ts turn store` runs only the named groups.
 import { benchContext } from "./context.js";
 import { benchReplay } from "./replay.js";
 import { benchStore } from "./store.js";
 import { benchTracing } from "./tracing.js";
+import { benchTurn } from "./turn.js";
 
+const groups: Record<string, () => Promise<void>> = {
+  turn: benchTurn,
+  store: benchStore,
+  context: benchContext,
+  replay: benchReplay,
+  tracing: benchTracing,
+};
+const chosen = process.argv.slice(2).filter((name) => name in groups);
 process.stdout.write("@openprogram/session-context benchmarks (medians)\n");
-await benchStore();
-await benchContext();
-await benchReplay();
-await benchTracing();
+for (const [name, run] of Object.entries(groups)) if (chosen.length === 0 || chosen.includes(name)) await run();

@@ -249,6 +249,8 @@ export async function benchTurn(): Promise<void> {
       baselineLabel: "the turn's wall time",
       samples: turns,
     });
+    await db.flushRegistry();
+    await crowd.flushRegistry();
   } finally {
     rmSync(home, { recursive: true, force: true });
   }

@@ -367,6 +367,8 @@ describe("node files that do not parse are never committed", () => {
     process.on("warning", onWarning);
     try {
       await turn(new SessionDB({ root: store.root }), "s", "second");
+      // process.emitWarning delivers on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
     } finally {
       process.off("warning", onWarning);
     }

@@ -257,8 +257,8 @@ async function crash(sessionId: string): Promise<void> {
 /** This process's CPU time so far (ms), and the registry file's identity (each write renames a new file into place). */
 function cpu(): { cpuMs: number; registry: string } {
   const usage = process.cpuUsage();
-  const stats = statSync(join(store.root, "index.json"));
-  return { cpuMs: (usage.user + usage.system) / 1000, registry: `${stats.ino}:${stats.mtimeMs}` };
+  const stats = statSync(join(store.root, "index.json"), { throwIfNoEntry: false });
+  return { cpuMs: (usage.user + usage.system) / 1000, registry: `${stats?.ino}:${stats?.mtimeMs}` };
 }
 
 const server = await start();

@@ -2,10 +2,10 @@
 // accepts in every way: one commit per turn with the turn's files, a clean status, `git fsck --strict`, the same
 // tree `git add -A` would stage, and git's own commits before and after ours.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { SessionDB } from "../src/index.js";
+import { doctorSessions, SessionDB } from "../src/index.js";
 import { createTempStore, PYTHON_SESSIONS_FIXTURE, type TempStore } from "../src/testing/index.js";
 import { git } from "./helpers.js";
 
@@ -171,5 +171,82 @@ describe("in-process turn commits", () => {
     } finally {
       python.cleanup();
     }
+  });
+});
+
+describe("what a kill in the middle of a commit leaves", () => {
+  let store: TempStore;
+  beforeEach(() => {
+    store = createTempStore("openprogram-commit-kill-");
+  });
+  afterEach(() => store.cleanup());
+
+  const old = new Date(Date.now() - 3_600_000);
+
+  /** A session with one committed turn and one more turn's files written but not committed, as a kill leaves it. */
+  async function interrupted(): Promise<{ dir: string; gitDir: string; head: string }> {
+    await store.db.createSession({ id: "s" });
+    await chatTurn(store.db, "s", "turn_a");
+    const dir = join(store.root, "s");
+    await store.db.appendNode("s", { role: "user", output: "written before the kill" }, { atHead: true });
+    return { dir, gitDir: join(dir, ".git"), head: plainGit(dir, "rev-parse", "HEAD") };
+  }
+
+  async function assertRecovers(dir: string, before: string): Promise<void> {
+    expect(() => plainGit(dir, "fsck", "--strict"), "git fsck passes with what the kill left").not.toThrow();
+    const fresh = new SessionDB({ root: store.root });
+    await chatTurn(fresh, "s", "turn_after", 1);
+    expect(plainGit(dir, "rev-parse", "HEAD~1")).toBe(before);
+    expect(plainGit(dir, "show", "--format=", "HEAD")).toContain("written before the kill");
+    assertHealthy(dir);
+    expect((await doctorSessions({ db: fresh })).healthy).toBe(true);
+  }
+
+  it("mid object write: a tmp_obj_ file, which git ignores and the next turn does not trip on", async () => {
+    const { dir, gitDir, head } = await interrupted();
+    mkdirSync(join(gitDir, "objects", "ab"), { recursive: true });
+    writeFileSync(join(gitDir, "objects", "ab", "tmp_obj_1f2e3d4c"), Buffer.from([0x78, 0x01, 0x2b]));
+    await assertRecovers(dir, head);
+  });
+
+  it("mid index write: an index.lock, which the doctor deletes and the next turn removes", async () => {
+    const { dir, gitDir, head } = await interrupted();
+    const lock = join(gitDir, "index.lock");
+    writeFileSync(lock, "DIRC partial");
+    utimesSync(lock, old, old);
+    const found = await doctorSessions({ db: new SessionDB({ root: store.root }) });
+    expect(found.findings.map((finding) => finding.kind)).toContain("git_lock_leftover");
+    await assertRecovers(dir, head);
+    expect(existsSync(lock)).toBe(false);
+    // A lock left in a session no turn enters again: the doctor deletes it, and git commits there again.
+    writeFileSync(lock, "DIRC partial");
+    utimesSync(lock, old, old);
+    const fixed = await doctorSessions({ db: new SessionDB({ root: store.root }), fix: true });
+    expect(fixed.findings.map((finding) => [finding.kind, finding.fixed])).toContainEqual(["git_lock_leftover", true]);
+    expect(fixed.healthy).toBe(true);
+    expect(existsSync(lock)).toBe(false);
+  });
+
+  it("mid ref update: the index updated, the branch's .lock left and the branch not moved", async () => {
+    const { dir, gitDir, head } = await interrupted();
+    // What a kill between writing the index and renaming the ref's lock leaves: the turn staged, the lock behind.
+    plainGit(dir, "add", "-A");
+    const lock = join(gitDir, "refs", "heads", "main.lock");
+    writeFileSync(lock, `${"f".repeat(40)}\n`);
+    expect(() => plainGit(dir, "commit", "-q", "-m", "python"), "git refuses while the lock is there").toThrow();
+    await assertRecovers(dir, head);
+    expect(existsSync(lock)).toBe(false);
+    plainGit(
+      dir,
+      "-c",
+      "user.name=OpenProgram",
+      "-c",
+      "user.email=openprogram@local",
+      "commit",
+      "-q",
+      "--allow-empty",
+      "-m",
+      "python",
+    );
   });
 });

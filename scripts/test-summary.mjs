@@ -30,10 +30,12 @@ export function summarizeReports(dir, exitStatus = 0) {
     passed += report.numPassedTests ?? 0;
     failed += report.numFailedTests ?? 0;
     const files = report.testResults ?? [];
-    // A test file that failed to load has no test results but still failed.
     for (const file of files) {
       const where = `${name.replace(/\.json$/, "")}: ${relativeTestPath(file.name)}`;
-      if (file.status === "failed" && (file.assertionResults ?? []).length === 0) {
+      // A file that failed with no failing test (it did not load, or a beforeAll/afterAll hook
+      // failed after its tests passed) still failed: it counts as one.
+      const failedTests = (file.assertionResults ?? []).filter((test) => test.status === "failed").length;
+      if (file.status === "failed" && failedTests === 0) {
         failed++;
         failures.push(`  ${where}: ${firstLine(file.message) || "failed to load"}`);
       }
@@ -64,6 +66,8 @@ function relativeTestPath(path = "") {
 }
 
 function firstLine(message = "") {
+  // vitest's JSON report gives a test that timed out this placeholder instead of its message.
+  if (String(message).startsWith("Error: STACK_TRACE_ERROR")) return "timed out (its timeout is in the log above)";
   return (
     String(message)
       .split("\n")

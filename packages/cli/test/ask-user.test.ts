@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SessionNode } from "@openprogram/session-context";
-import { createCliHome, program, runCli, sessionIdFrom, spawnCli, collect, type CliHome } from "./helpers/cli.js";
+import { program, runCli, sessionIdFrom, spawnCli, collect, useCliHome } from "./helpers/cli.js";
 import { runCliInPty } from "./helpers/pty.js";
 
-let home: CliHome;
-beforeAll(() => {
-  home = createCliHome();
-});
-afterAll(() => home.cleanup());
+const home = useCliHome();
 
 async function askNode(sessionId: string): Promise<SessionNode> {
   const nodes = await home.db.loadNodes(sessionId);

@@ -1,20 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  collect,
-  createCliHome,
-  program,
-  readRequestLog,
-  sessionIdFrom,
-  spawnCli,
-  waitFor,
-  type CliHome,
-} from "./helpers/cli.js";
+import { describe, expect, it } from "vitest";
+import { collect, program, readRequestLog, sessionIdFrom, spawnCli, waitFor, useCliHome } from "./helpers/cli.js";
 
-let home: CliHome;
-beforeAll(() => {
-  home = createCliHome();
-});
-afterAll(() => home.cleanup());
+const home = useCliHome();
 
 describe("Ctrl-C (SIGINT) during a run", () => {
   it("cancels through the context's signal: running nodes are recorded cancelled, the turn is committed, exit 130", async () => {

@@ -1,13 +1,9 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCliHome, program, readRequestLog, runCli, type CliHome } from "./helpers/cli.js";
+import { describe, expect, it } from "vitest";
+import { program, readRequestLog, runCli, useCliHome } from "./helpers/cli.js";
 
-let home: CliHome;
-beforeAll(() => {
-  home = createCliHome();
-});
-afterAll(() => home.cleanup());
+const home = useCliHome();
 
 const KEY = "sk-test-1234567890abcdef";
 

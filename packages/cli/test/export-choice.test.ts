@@ -2,14 +2,10 @@
 // module by the core's one rule (resolveAgenticExport), and refuse the same
 // modules with the same error: the child process never runs a different
 // function than the same command without --isolate.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCliHome, program, runCli, type CliHome, type CliResult } from "./helpers/cli.js";
+import { describe, expect, it } from "vitest";
+import { program, runCli, type CliResult, useCliHome } from "./helpers/cli.js";
 
-let home: CliHome;
-beforeAll(() => {
-  home = createCliHome();
-});
-afterAll(() => home.cleanup());
+const home = useCliHome();
 
 /** What a run showed the user: its exit code, its result and its error line. */
 interface Shown {

@@ -1,13 +1,9 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCliHome, runCli, sessionIdFrom, type CliHome } from "./helpers/cli.js";
+import { describe, expect, it } from "vitest";
+import { runCli, sessionIdFrom, useCliHome } from "./helpers/cli.js";
 
-let home: CliHome;
-beforeAll(() => {
-  home = createCliHome();
-});
-afterAll(() => home.cleanup());
+const home = useCliHome();
 
 const FILES = ["program.mts", "replies.json", "openprogram.config.json", "package.json"];
 

@@ -1,12 +1,8 @@
 import { existsSync, readdirSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createCliHome, program, runCli, type CliHome } from "./helpers/cli.js";
+import { describe, expect, it } from "vitest";
+import { program, runCli, useCliHome } from "./helpers/cli.js";
 
-let home: CliHome;
-beforeAll(() => {
-  home = createCliHome();
-});
-afterAll(() => home.cleanup());
+const home = useCliHome();
 
 const sessions = (): string[] =>
   existsSync(home.root)

@@ -1,22 +1,17 @@
 import { readdirSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   collect,
-  createCliHome,
   program,
   readRequestLog,
   runCli,
   sessionIdFrom,
   spawnCli,
   waitFor,
-  type CliHome,
+  useCliHome,
 } from "./helpers/cli.js";
 
-let home: CliHome;
-beforeAll(() => {
-  home = createCliHome();
-});
-afterAll(() => home.cleanup());
+const home = useCliHome();
 
 function sessionDirectories(): string[] {
   return readdirSync(home.root).filter((entry) => entry !== "index.json" && !entry.startsWith("."));

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   CHOOSE_IDEA_QUESTION,
   DESIGN_EXPERIMENTS_DOC,
@@ -16,7 +16,7 @@ import {
   type FakeOpenAIServer,
   type ReceivedRequest,
 } from "@openprogram/session-context/testing";
-import { createCliHome, readRequestLog, runCli, sessionIdFrom, type CliHome } from "./helpers/cli.js";
+import { readRequestLog, runCli, sessionIdFrom, useCliHome } from "./helpers/cli.js";
 
 /** The research harness's scripted demo replies (canned output matched to each stage by its doc). */
 const DEMO_REPLIES = fileURLToPath(new URL("../../research/demo/replies.json", import.meta.url));
@@ -29,11 +29,7 @@ const STAGE_DOCS = [
   REVISE_PAPER_DOC,
 ];
 
-let home: CliHome;
-beforeAll(() => {
-  home = createCliHome();
-});
-afterAll(() => home.cleanup());
+const home = useCliHome();
 
 function demoEnv(): { env: Record<string, string>; log: string } {
   const log = join(home.home, `research-${Date.now()}-${Math.random().toString(16).slice(2)}.jsonl`);

@@ -3,15 +3,11 @@ import { createHash } from "node:crypto";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { SessionNode } from "@openprogram/session-context";
 import { startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
-import { createCliHome, program, readRequestLog, runCli, sessionIdFrom, type CliHome } from "./helpers/cli.js";
+import { program, readRequestLog, runCli, sessionIdFrom, useCliHome } from "./helpers/cli.js";
 
 const SUMMARIZE_DOC = "Summarize the text in one sentence of plain English. Never add facts.";
 
-let home: CliHome;
-beforeAll(() => {
-  home = createCliHome();
-});
-afterAll(() => home.cleanup());
+const home = useCliHome();
 
 async function nodesOf(sessionId: string): Promise<SessionNode[]> {
   return home.db.loadNodes(sessionId);

@@ -8,14 +8,14 @@ import { TestClient } from "@openprogram/dispatcher/testing";
 import { startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
-  collect,
   createCliHome,
   program,
   runCli,
-  spawnCli,
+  startServe,
   stopCliProcesses,
   waitFor,
   type CliHome,
+  type ServeProcess,
 } from "./helpers/cli.js";
 
 type Json = Record<string, unknown> & { event?: string };
@@ -56,29 +56,10 @@ function env(): Record<string, string> {
 
 const PROGRAM = `${program("pick-destination.mjs")}#pickDestination`;
 
-/** `openprogram serve --port 0 --program ...`; resolves once it listens, with its WebSocket URL (token included). */
-async function startServe(extra: string[] = []): Promise<{
-  child: ReturnType<typeof spawnCli>;
-  run: ReturnType<typeof collect>;
-  wsUrl: string;
-}> {
+/** `openprogram serve --program ...` on a free port, once it serves. */
+function serveProgram(extra: string[] = []): Promise<ServeProcess> {
   // A long grace period: a turn waiting for an answer must be suspended at once, not after it.
-  const child = spawnCli(["serve", "--port", "0", "--grace-ms", "60000", "--program", PROGRAM, ...extra], {
-    env: env(),
-  });
-  const run = collect(child);
-  const lines = (): Json[] =>
-    run
-      .output()
-      .stdout.split("\n")
-      .filter((line) => line.startsWith("{"))
-      .map((line) => JSON.parse(line) as Json);
-  await waitFor(() => lines().some((line) => line.event === "page") || child.exitCode !== null, "serve to start");
-  const start = lines().find((line) => line.event === "start");
-  const page = lines().find((line) => line.event === "page");
-  if (!start || !page) throw new Error(`serve did not start:\n${run.output().stderr}`);
-  const token = new URL(String(page.url)).searchParams.get("token") ?? "";
-  return { child, run, wsUrl: `${String(start.ws_url)}?token=${token}` };
+  return startServe(["--grace-ms", "60000", "--program", PROGRAM, ...extra], { env: env() });
 }
 
 function asType<T extends ServerFrame["type"]>(frame: ServerFrame, type: T): Extract<ServerFrame, { type: T }> {
@@ -93,7 +74,7 @@ describe("a question asked through openprogram serve outlives it", () => {
   ])(
     "SIGTERM while the turn waits %s, a restart, `openprogram answer` from the CLI: the turn completes and the web sees the result",
     async (_where, extra: string[]) => {
-      const first = await startServe(extra);
+      const first = await serveProgram(extra);
       const asking = await TestClient.connect(first.wsUrl);
       asking.send({ type: "run", program: "pick_destination", input: { region: "Portugal" } });
       const session = asType(await asking.next(["session", "error"]), "session");
@@ -117,7 +98,7 @@ describe("a question asked through openprogram serve outlives it", () => {
       expect((await home.db.getSession(sessionId))?.status).toBe("needs_input");
 
       // Started again on the same store: the page (any subscriber) is shown the question.
-      const second = await startServe(extra);
+      const second = await serveProgram(extra);
       const watching = await TestClient.connect(second.wsUrl);
       watching.send({ type: "subscribe", session_id: sessionId });
       expect(asType(await watching.next(["subscribed", "error"]), "subscribed").status).toBe("needs_input");
@@ -187,7 +168,7 @@ describe("two resumes of one web turn at once, from the web and from the CLI", (
   }
 
   it("the web's resume runs; `openprogram resume` meanwhile exits 75 (session_busy); then the CLI's runs and the web's is refused", async () => {
-    const served = await startServe();
+    const served = await serveProgram();
     const answers = home.file("comfort.txt", "comfort\n");
 
     // The web first: its resume holds the turn (its model request waits) while the CLI asks.

@@ -3,27 +3,13 @@ import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import type { ServerFrame } from "@openprogram/dispatcher";
 import { TestClient } from "@openprogram/dispatcher/testing";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import {
-  collect,
-  createCliHome,
-  program,
-  readRequestLog,
-  runCli,
-  spawnCli,
-  stopCliProcesses,
-  waitFor,
-  type CliHome,
-} from "./helpers/cli.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { program, readRequestLog, runCli, stopCliProcesses, waitFor, startServe, useCliHome } from "./helpers/cli.js";
 
 /** Any frame or log line, read field by field. */
 type Json = Record<string, unknown> & { type?: string; event?: string };
 
-let home: CliHome;
-beforeAll(() => {
-  home = createCliHome();
-});
-afterAll(() => home.cleanup());
+const home = useCliHome();
 
 afterEach(stopCliProcesses);
 
@@ -37,28 +23,6 @@ async function pageLine(lines: () => Json[]): Promise<Json & { token: string }> 
 /** The WebSocket URL with the token of the `page` line. */
 async function wsUrlWithToken(start: Json, lines: () => Json[]): Promise<string> {
   return `${String(start.ws_url)}?token=${(await pageLine(lines)).token}`;
-}
-
-/** Starts `openprogram serve --port 0 ...` and resolves with its start log entry once it listens. */
-async function startServe(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ child: ReturnType<typeof spawnCli>; run: ReturnType<typeof collect>; start: Json; lines: () => Json[] }> {
-  const child = spawnCli(["serve", "--port", "0", ...args], { env });
-  const run = collect(child);
-  const lines = (): Json[] =>
-    run
-      .output()
-      .stdout.split("\n")
-      .filter((line) => line.startsWith("{"))
-      .map((line) => JSON.parse(line) as Json);
-  await waitFor(
-    () => lines().some((line) => line.event === "start") || child.exitCode !== null,
-    "the dispatcher to start",
-  );
-  const start = lines().find((line) => line.event === "start");
-  if (!start) throw new Error(`serve did not start:\n${run.output().stderr}`);
-  return { child, run, start, lines };
 }
 
 /** The HTTP status a WebSocket upgrade without a token gets. */
@@ -107,7 +71,7 @@ describe("openprogram serve", () => {
     const { env, log } = home.scripted(["Served summary."]);
     const { child, run, start, lines } = await startServe(
       ["--program", `${program("summarize.mjs")}#summarize`, "--program", program("research-notes.ts")],
-      home.env(env),
+      { env: home.env(env) },
     );
     expect(start.programs).toEqual(expect.arrayContaining(["research", "summarize", "write_notes"]));
     expect(start.token).toBe("required");
@@ -149,7 +113,7 @@ describe("openprogram serve", () => {
   });
 
   it("requires a token by default: generated once, kept 0600 under OPENPROGRAM_HOME, printed in the page's URL, reused", async () => {
-    const first = await startServe([], home.env());
+    const first = await startServe([], { env: home.env() });
     const page = await pageLine(first.lines);
     const token = page.token;
     const tokenFile = join(home.home, "serve-token");
@@ -167,13 +131,13 @@ describe("openprogram serve", () => {
     expect((await first.run).code).toBe(0);
 
     // The next start reuses it; --token-file and OPENPROGRAM_TOKEN_FILE replace it, and are never printed.
-    const again = await startServe([], home.env());
+    const again = await startServe([], { env: home.env() });
     expect((await pageLine(again.lines)).token).toBe(token);
     again.child.kill("SIGTERM");
     expect((await again.run).code).toBe(0);
     const ownFile = join(home.home, "own-token");
     writeFileSync(ownFile, "own-token-0123456789abcdef\n", { mode: 0o600 });
-    const own = await startServe(["--token-file", ownFile], home.env());
+    const own = await startServe(["--token-file", ownFile], { env: home.env() });
     // What serve logs right after start comes before the first turn's lines: wait for the connection to be logged.
     expect(own.run.output().stdout).not.toContain("own-token-0123456789abcdef");
     const ownFrames = await wsSession(`${String(own.start.ws_url)}?token=own-token-0123456789abcdef`, [
@@ -186,12 +150,11 @@ describe("openprogram serve", () => {
   });
 
   it("takes its programs from OPENPROGRAM_PROGRAMS when no --program is given (for service managers)", async () => {
-    const { child, run, start } = await startServe(
-      [],
-      home.env({
+    const { child, run, start } = await startServe([], {
+      env: home.env({
         OPENPROGRAM_PROGRAMS: `${program("summarize.mjs")}#summarize, ${program("where-am-i.mjs")}#whereAmI`,
       }),
-    );
+    });
     expect(start.programs).toEqual(expect.arrayContaining(["research", "summarize", "where_am_i"]));
     child.kill("SIGTERM");
     expect((await run).code).toBe(0);
@@ -200,7 +163,7 @@ describe("openprogram serve", () => {
   it("--isolate runs each --program in a child process", async () => {
     const { child, run, start } = await startServe(
       ["--isolate", "--no-token", "--program", `${program("where-am-i.mjs")}#whereAmI`],
-      home.env(),
+      { env: home.env() },
     );
     expect(start.programs).toEqual(expect.arrayContaining(["research", "where_am_i"]));
     expect(start.token).toBe("not required (loopback only)");

@@ -3,25 +3,12 @@
 // cancels with the partial text recorded. Real child processes, the scripted provider streaming.
 import { PassThrough } from "node:stream";
 import type { SessionEvent, SessionNode } from "@openprogram/session-context";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createStreamingLine } from "../src/streaming-line.js";
-import {
-  collect,
-  createCliHome,
-  program,
-  runCli,
-  sessionIdFrom,
-  spawnCli,
-  waitFor,
-  type CliHome,
-} from "./helpers/cli.js";
+import { collect, program, runCli, sessionIdFrom, spawnCli, waitFor, useCliHome } from "./helpers/cli.js";
 import { runCliInPty } from "./helpers/pty.js";
 
-let home: CliHome;
-beforeAll(() => {
-  home = createCliHome();
-});
-afterAll(() => home.cleanup());
+const home = useCliHome();
 
 const words = (count: number): string[] => Array.from({ length: count }, (_, index) => `w${index} `);
 

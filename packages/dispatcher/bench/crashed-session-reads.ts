@@ -4,12 +4,11 @@
 // same reads with no crashed session, in alternating rounds of the same run.
 // The figure is the server process's CPU time (user + system); the registry
 // rewrites during the reads are counted too (there must be none).
-import { spawn, type ChildProcess } from "node:child_process";
 import { loadavg } from "node:os";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { iterations, median, report } from "@openprogram/bench-kit";
 import { WebSocket } from "ws";
+import { startBenchChild, type BenchChild } from "./bench-child.js";
 import type { ChildRequest } from "./server-child.js";
 
 const SESSIONS = 1000;
@@ -20,35 +19,8 @@ const ROUNDS = 2;
 const IN_FLIGHT = 16;
 const CHILD = fileURLToPath(new URL("./server-child.ts", import.meta.url));
 
-interface Child {
-  port: number;
-  ask<T>(request: ChildRequest): Promise<T>;
-  stop(): Promise<void>;
-}
-
-async function startServer(): Promise<Child> {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", CHILD, "dispatcher", "10"], {
-    cwd: fileURLToPath(new URL("..", import.meta.url)),
-    stdio: ["ignore", "pipe", "inherit", "ipc"],
-  });
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const first = await new Promise<string>((resolve, reject) => {
-    lines.once("line", resolve);
-    child.once("exit", (code) => reject(new Error(`server-child exited with ${String(code)} before listening`)));
-  });
-  return {
-    port: (JSON.parse(first) as { port: number }).port,
-    ask: <T>(request: ChildRequest) =>
-      new Promise<T>((resolve) => {
-        child.once("message", (message) => resolve(message as T));
-        child.send(request);
-      }),
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.once("exit", () => resolve());
-        child.send({ cmd: "exit" } satisfies ChildRequest);
-      }),
-  };
+function startServer(): Promise<BenchChild<ChildRequest>> {
+  return startBenchChild<ChildRequest>(CHILD, ["dispatcher", "10"]);
 }
 
 /** Sends `count` list_sessions frames, `IN_FLIGHT` at a time, and waits for every answer. */

@@ -3,12 +3,11 @@
 // bare `ws` echo round trip measured in the same run; the server's RSS after
 // 1,000 sessions; and, to show where the time goes, the same chat turns run
 // by the core alone in the server process (no dispatcher in front).
-import { spawn, type ChildProcess } from "node:child_process";
 import { loadavg } from "node:os";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { iterations, median, percentile, report } from "@openprogram/bench-kit";
 import { WebSocket } from "ws";
+import { startBenchChild, type BenchChild } from "./bench-child.js";
 import type { ChildRequest } from "./server-child.js";
 
 const CLIENTS = 50;
@@ -19,38 +18,10 @@ const SESSIONS_FOR_RSS = iterations(1000);
 const MiB = 1024 * 1024;
 const CHILD = fileURLToPath(new URL("./server-child.ts", import.meta.url));
 
-interface ServerChild {
-  port: number;
-  ask<T>(request: ChildRequest): Promise<T>;
-  stop(): Promise<void>;
-}
+type ServerChild = BenchChild<ChildRequest>;
 
-async function startServer(mode: "echo" | "dispatcher", replies: number): Promise<ServerChild> {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", CHILD, mode, String(replies)], {
-    cwd: fileURLToPath(new URL("..", import.meta.url)),
-    stdio: ["ignore", "pipe", "inherit", "ipc"],
-  });
-  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
-  const first = await new Promise<string>((resolve, reject) => {
-    lines.once("line", resolve);
-    child.once("exit", (code) =>
-      reject(new Error(`server-child ${mode} exited with ${String(code)} before listening`)),
-    );
-  });
-  const { port } = JSON.parse(first) as { port: number };
-  return {
-    port,
-    ask: <T>(request: ChildRequest) =>
-      new Promise<T>((resolve) => {
-        child.once("message", (message) => resolve(message as T));
-        child.send(request);
-      }),
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.once("exit", () => resolve());
-        child.send({ cmd: "exit" } satisfies ChildRequest);
-      }),
-  };
+function startServer(mode: "echo" | "dispatcher", replies: number): Promise<ServerChild> {
+  return startBenchChild<ChildRequest>(CHILD, [mode, String(replies)]);
 }
 
 /** One connection that sends a frame and waits for the frame that ends the exchange. */

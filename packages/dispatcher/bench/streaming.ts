@@ -5,12 +5,11 @@
 // 2. 50 clients each receiving a 2,000-token streamed reply at once: the server's CPU time per delta
 //    frame delivered beside a bare `ws` server sending the same frames, its RSS, and a check that
 //    every client got every token in order (no gap, no reorder, nothing twice).
-import { spawn, type ChildProcess } from "node:child_process";
-import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { iterations, median, report } from "@openprogram/bench-kit";
 import { startFakeOpenAIServer } from "@openprogram/session-context/testing";
 import { WebSocket } from "ws";
+import { startBenchChild, type BenchChild } from "./bench-child.js";
 import { scriptedReply, type StreamingChildRequest, type Usage } from "./streaming-server.js";
 
 const CHILD = fileURLToPath(new URL("./streaming-server.ts", import.meta.url));
@@ -20,34 +19,8 @@ const CLIENTS = 50;
 const TOKENS = 2000;
 const MiB = 1024 * 1024;
 
-interface Child {
-  port: number;
-  ask<T>(request: StreamingChildRequest): Promise<T>;
-  stop(): Promise<void>;
-}
-
-async function startChild(args: string[]): Promise<Child> {
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", CHILD, ...args], {
-    cwd: fileURLToPath(new URL("..", import.meta.url)),
-    stdio: ["ignore", "pipe", "inherit", "ipc"],
-  });
-  const first = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).once("line", resolve);
-    child.once("exit", (code) => reject(new Error(`streaming-server exited with ${String(code)} before listening`)));
-  });
-  return {
-    port: (JSON.parse(first) as { port: number }).port,
-    ask: <T>(request: StreamingChildRequest) =>
-      new Promise<T>((resolve) => {
-        child.once("message", (message) => resolve(message as T));
-        child.send(request);
-      }),
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.once("exit", () => resolve());
-        child.send({ cmd: "exit" } satisfies StreamingChildRequest);
-      }),
-  };
+function startChild(args: string[]): Promise<BenchChild<StreamingChildRequest>> {
+  return startBenchChild<StreamingChildRequest>(CHILD, args);
 }
 
 function openSocket(url: string): Promise<WebSocket> {

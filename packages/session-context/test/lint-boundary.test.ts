@@ -24,8 +24,9 @@ describe("the lint boundary", () => {
   });
 
   // Type-aware ESLint over every package's sources: 13-23 s with no other test of ours running
-  // (CPU, not disk), growing with the tree; 120 s keeps that well under half the timeout.
-  it("passes the whole source tree", { timeout: 120_000 }, async () => {
+  // (CPU, not disk), growing with the tree; 125 s once with the machine loaded 25x by other work.
+  // The timeout bounds a hang: 300 s.
+  it("passes the whole source tree", { timeout: 300_000 }, async () => {
     const eslint = new ESLint({ cwd: repoRoot });
     const results = await eslint.lintFiles(["packages/*/src/**/*.ts"]);
     const errors = results.flatMap((result) =>

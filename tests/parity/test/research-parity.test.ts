@@ -2,11 +2,12 @@
 // run from the CLI binary, from runResearch in code and through the
 // dispatcher over a real WebSocket send byte-identical requests, each stage's
 // doc as its system message, record the same DAG and write the same artifacts.
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { createDispatcher } from "@openprogram/dispatcher";
 import { researchProgram, runResearch } from "@openprogram/research";
 import { createScriptedAsker, SessionDB } from "@openprogram/session-context";
+import { readFileTree } from "@openprogram/session-context/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { MODEL_STAGE_DOCS, researchModel, stageOf } from "../../../packages/research/test/helpers/research-model.js";
 import { dagShape, type NodeShape } from "./dag-shape.js";
@@ -123,19 +124,6 @@ async function step(
   }
 }
 
-function readTree(dir: string): Record<string, string> {
-  const files: Record<string, string> = {};
-  const walk = (current: string): void => {
-    for (const name of readdirSync(current)) {
-      const path = join(current, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else files[relative(dir, path)] = readFileSync(path, "utf8");
-    }
-  };
-  walk(dir);
-  return files;
-}
-
 /** The DAG with the work dir (different for every entry by design) masked. */
 function maskedDag(nodes: Parameters<typeof dagShape>[0], workDir: string): NodeShape[] {
   return dagShape(nodes).map((node) =>
@@ -181,7 +169,7 @@ async function runEntry(entry: ResearchEntry): Promise<ResearchRun> {
       bodies: workspace.server.requests.map((request) => request.body),
       stages: workspace.server.requests.map(stageOf),
       dags,
-      artifacts: steps.map((result) => readTree(result.workDir)),
+      artifacts: steps.map((result) => readFileTree(result.workDir)),
     };
   } finally {
     await workspace.cleanup();

@@ -1,15 +1,14 @@
 // Crash safety (issue 8 section 3): kill -9 the dispatcher (`openprogram
 // serve`) while 20 sessions are mid-turn; every session must read back
 // consistent, with nothing stuck, and continue with --session.
-import { type ChildProcess } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { collect, runCli, spawnCli, stopCliProcesses } from "@openprogram/cli/testing";
+import { runCli, startServe, stopCliProcesses, type ServeProcess } from "@openprogram/cli/testing";
 import { TestClient } from "@openprogram/dispatcher/testing";
 import { doctorSessions, SessionDB, sessionContext } from "@openprogram/session-context";
-import { findFreePort, removeTree, waitFor } from "@openprogram/session-context/testing";
+import { removeTree } from "@openprogram/session-context/testing";
 import { afterAll, describe, expect, it } from "vitest";
 
 const PROGRAM_FILE = fileURLToPath(new URL("../programs/long-turn.mjs", import.meta.url));
@@ -36,22 +35,8 @@ const env = {
   OPENPROGRAM_SCRIPT: script,
 };
 
-async function startServer(): Promise<{ server: ChildProcess; port: number; exited: Promise<unknown> }> {
-  const port = await findFreePort();
-  const server = spawnCli(["serve", "--port", String(port), "--no-token", "--program", `${PROGRAM_FILE}#work`], {
-    env,
-  });
-  server.stdin.end();
-  const exited = collect(server);
-  await waitFor(
-    () =>
-      fetch(`http://127.0.0.1:${port}/healthz`).then(
-        (answer) => answer.ok,
-        () => false,
-      ),
-    "openprogram serve to answer /healthz",
-  );
-  return { server, port, exited };
+function startServer(): Promise<ServeProcess> {
+  return startServe(["--no-token", "--program", `${PROGRAM_FILE}#work`], { env });
 }
 
 /** Starts a turn in a new session over its own socket; resolves with the session id once the turn is recording. */
@@ -73,12 +58,11 @@ describe("kill -9 of the dispatcher during the turns of 20 sessions", () => {
   it(`leaves every session consistent and continuable, ${ROUNDS} times`, { timeout: 120_000 }, async () => {
     const all: string[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      const { server, port, exited } = await startServer();
-      const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => startTurn(port)));
+      const server = await startServer();
+      const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => startTurn(server.port)));
       // Let the turns run a little further, by a different amount each round, then kill.
       await new Promise((resolve) => setTimeout(resolve, 50 + round * 120));
-      server.kill("SIGKILL");
-      await exited;
+      await server.stop("SIGKILL");
       all.push(...sessions);
 
       const db = new SessionDB({ root });

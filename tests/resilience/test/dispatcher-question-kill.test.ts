@@ -9,17 +9,11 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { collect, runCli, spawnCli, stopCliProcesses } from "@openprogram/cli/testing";
+import { runCli, startServe, stopCliProcesses } from "@openprogram/cli/testing";
 import type { ServerFrame } from "@openprogram/dispatcher";
 import { TestClient } from "@openprogram/dispatcher/testing";
 import { doctorSessions, SessionDB } from "@openprogram/session-context";
-import {
-  findFreePort,
-  removeTree,
-  startFakeOpenAIServer,
-  waitFor,
-  type FakeOpenAIServer,
-} from "@openprogram/session-context/testing";
+import { removeTree, startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const PROGRAM = `${fileURLToPath(new URL("../programs/trip-question.mjs", import.meta.url))}#planTrip`;
@@ -68,23 +62,12 @@ interface Served {
 }
 
 async function startServer(): Promise<Served> {
-  const port = await findFreePort();
-  const server = spawnCli(["serve", "--port", String(port), "--no-token", "--program", PROGRAM], { env: env() });
-  server.stdin.end();
-  const exited = collect(server);
-  await waitFor(
-    () =>
-      fetch(`http://127.0.0.1:${port}/healthz`).then(
-        (answer) => answer.ok,
-        () => false,
-      ),
-    "openprogram serve to answer /healthz",
-  );
+  const served = await startServe(["--no-token", "--program", PROGRAM], { env: env() });
+  const port = served.port;
   const clients: TestClient[] = [];
   return {
     kill: async () => {
-      server.kill("SIGKILL");
-      await exited;
+      await served.stop("SIGKILL");
       for (const client of clients) client.close();
     },
     connect: async () => {

@@ -5,13 +5,14 @@
 // no request is sent twice but, at most once, the one in flight at the kill;
 // the result and every artifact are byte for byte an uninterrupted run's;
 // `openprogram sessions doctor` is clean; Python reads the session.
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runCli, type CliResult } from "@openprogram/cli/testing";
 import { SessionDB, type SessionNode } from "@openprogram/session-context";
 import {
+  readFileTree,
   startFakeOpenAIServer,
   type FakeOpenAIServer,
   type FakeReplyHandler,
@@ -202,20 +203,6 @@ describe("kill -9 of openprogram research, then openprogram research --session",
   const TASK = "Survey how LLM agents stay reliable.";
   const runArgs = (sessionId: string): string[] => ["research", TASK, "--session", sessionId, "--json"];
 
-  /** Every file of a work dir, versions included, with its bytes. */
-  function readTree(dir: string): Record<string, string> {
-    const files: Record<string, string> = {};
-    const walk = (current: string): void => {
-      for (const name of readdirSync(current)) {
-        const path = join(current, name);
-        if (statSync(path).isDirectory()) walk(path);
-        else files[relative(dir, path)] = readFileSync(path, "utf8");
-      }
-    };
-    walk(dir);
-    return files;
-  }
-
   it(
     `continues each of ${RESEARCH_KILLS} killed runs to the uninterrupted run's files and result`,
     { timeout: 120_000 },
@@ -230,7 +217,7 @@ describe("kill -9 of openprogram research, then openprogram research --session",
       const reference = {
         result: await lastResult("reference_research", "research_agent"),
         bodies: bodiesSince(start),
-        files: readTree(workDir("reference_research")),
+        files: readFileTree(workDir("reference_research")),
       };
       expect(reference.bodies).toHaveLength(11);
       expect(Object.keys(reference.files)).toContain("paper/paper.v1.md");
@@ -255,7 +242,7 @@ describe("kill -9 of openprogram research, then openprogram research --session",
         }
         const result = await lastResult(sessionId, "research_agent");
         expect(JSON.stringify(result), `the result after kill ${index}`).toBe(JSON.stringify(reference.result));
-        expect(readTree(workDir(sessionId)), `the work dir after kill ${index}`).toEqual(reference.files);
+        expect(readFileTree(workDir(sessionId)), `the work dir after kill ${index}`).toEqual(reference.files);
         expectNoRepeatedRequest(bodiesSince(from), reference.bodies, `kill ${index} at ${delay} ms`);
         await assertConsistentAfterKill(killHome.root, sessionId);
         await expectHealthy(sessionId, outcomes.at(-1) === "finished before the kill");

@@ -5,6 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createTempStore, type TempStore, type TempStoreOptions } from "@openprogram/session-context/testing";
+import { afterAll, beforeAll } from "vitest";
 import { stopCliProcesses } from "../../src/testing/index.js";
 
 export {
@@ -12,9 +13,11 @@ export {
   collect,
   runCli,
   spawnCli,
+  startServe,
   stopCliProcesses,
   type CliResult,
   type RunCliOptions as RunOptions,
+  type ServeProcess,
 } from "../../src/testing/index.js";
 export { PYTHON_SESSIONS_FIXTURE, waitFor } from "@openprogram/session-context/testing";
 
@@ -87,4 +90,17 @@ export function readRequestLog(
     .split("\n")
     .filter(Boolean)
     .map((line) => JSON.parse(line) as { model: string; messages: Array<{ role: string; content: string }> });
+}
+
+/**
+ * A CLI home made before the file's tests and removed after them (its processes reaped first).
+ * The object is filled in by `beforeAll`, so read its fields inside tests and hooks only.
+ */
+export function useCliHome(options: TempStoreOptions = {}): CliHome {
+  const home = {} as CliHome;
+  beforeAll(() => {
+    Object.assign(home, createCliHome(options));
+  });
+  afterAll(() => home.cleanup());
+  return home;
 }

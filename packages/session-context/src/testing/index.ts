@@ -16,6 +16,7 @@ export {
   type TempStoreOptions,
 } from "./temp-store.js";
 export { waitFor } from "./wait-for.js";
+export { readFileTree } from "./read-file-tree.js";
 
 /**
  * A TCP port free on 127.0.0.1 right now, for starting a server in a child

@@ -1,0 +1,10 @@
+/** The summary of a run's vitest JSON reports (see test-summary.mjs). */
+export interface TestSummary {
+  passed: number;
+  failed: number;
+  reports: number;
+  /** The per-package wall times, the failed tests, then `N passed, N failed`. */
+  lines: string[];
+}
+
+export function summarizeReports(dir: string, exitStatus?: number | null): TestSummary;

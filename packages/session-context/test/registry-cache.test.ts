@@ -97,3 +97,28 @@ describe("the registry as a cache", () => {
     expect(execFileSync("git", ["fsck", "--strict"], { cwd: join(store.root, "mid"), encoding: "utf8" })).toBe("");
   });
 });
+
+describe("the registry flush when the process exits", () => {
+  it("writes queued changes on process.exit(), and exits quietly when the root is gone", async () => {
+    const store = createTempStore("openprogram-registry-exit-");
+    try {
+      const script =
+        `import { SessionDB } from ${JSON.stringify(new URL("../src/index.js", import.meta.url).pathname)};\n` +
+        "const [root, mode] = process.argv.slice(2);\n" +
+        "const db = new SessionDB({ root });\n" +
+        "await db.createSession({ id: 'exiting', title: 'queued' });\n" +
+        "if (mode === 'gone') (await import('node:fs')).rmSync(root, { recursive: true, force: true });\n" +
+        "process.exit(0);\n";
+      const file = join(store.home, "exit-child.mts");
+      writeFileSync(file, script);
+      const kept = await runTsChild(file, [store.root, "kept"]);
+      expect(kept.code, kept.stderr).toBe(0);
+      expect(pythonStatus(store.root, "exiting"), "flushed by the exit hook").toBe("idle");
+      const gone = await runTsChild(file, [join(store.home, "other"), "gone"]);
+      expect(gone.code, gone.stderr).toBe(0);
+      expect(gone.stderr).not.toMatch(/Error/);
+    } finally {
+      store.cleanup();
+    }
+  });
+});

@@ -16,7 +16,7 @@ import { isValidSessionId } from "../ids.js";
 import { dumpsPythonIndented } from "../json/python-json.js";
 import { FILE_MODE, writeFileAtomic } from "./atomic-file.js";
 import { randomHex } from "../ids.js";
-import { acquireLockFileSync, withLock } from "./file-lock.js";
+import { acquireLockFileSync, withLock, type AcquiredLock } from "./file-lock.js";
 import { flushOnExit } from "./registry-exit.js";
 import { INDEX_FILE, REGISTRY_LOCK_FILE } from "./layout.js";
 import { readMetaFile } from "./meta-file.js";
@@ -158,7 +158,13 @@ export class SessionRegistry {
    */
   flushSync(): void {
     if (this.pending.size === 0) return;
-    const lock = acquireLockFileSync(this.lockPath, { staleMs: REGISTRY_LOCK.staleMs, timeoutMs: 1_000 });
+    let lock: AcquiredLock | null;
+    try {
+      lock = acquireLockFileSync(this.lockPath, { staleMs: REGISTRY_LOCK.staleMs, timeoutMs: 1_000 });
+    } catch {
+      // The root is gone (removed with its sessions) or read-only: nothing to write to.
+      return;
+    }
     if (!lock) return;
     try {
       const raw = readOrNull(this.indexPath);

@@ -65,6 +65,8 @@ describe("openprogram chat", () => {
     expect(await home.db.gitLog(sessionId)).toHaveLength(4);
     const record = await home.db.getSession(sessionId);
     expect(record?.source).toBe("cli");
+    // Titled by its first message, not the latest.
+    expect(record?.title).toBe("Plan a trip");
   });
 
   it("--json prints one object per turn with the session and turn ids", async () => {

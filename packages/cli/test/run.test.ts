@@ -35,6 +35,7 @@ describe("openprogram run, against the scripted provider", () => {
     const record = (await home.db.listSessions()).find((entry) => entry.id === sessionId);
     expect(record?.source).toBe("cli");
     expect(record?.status).toBe("idle");
+    expect(record?.title).toBe('summarize(text="hello world")');
     const nodes = await nodesOf(sessionId);
     expect(nodes.map((node) => [node.role, node.name, node.metadata.status])).toEqual([
       ["code", "summarize", "completed"],

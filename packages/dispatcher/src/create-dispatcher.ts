@@ -20,7 +20,7 @@ import { loadWebAssets } from "./static-files.js";
 import { Subscriptions } from "./subscriptions.js";
 import { Turns } from "./turns.js";
 import { DispatcherMetrics } from "./metrics.js";
-import { checkUpgrade, mayReadDetails, rejectUpgrade } from "./upgrade-checks.js";
+import { checkUpgrade, mayReadDetails, rejectUpgrade, tokenRefusal } from "./upgrade-checks.js";
 import { DISPATCHER_VERSION } from "./version.js";
 import { WebAsker } from "./web-asker.js";
 
@@ -73,6 +73,7 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
     log,
     readiness: () => checkReadiness({ db, runtime: options.runtime, shuttingDown }),
     mayReadDetails: (request) => mayReadDetails(request, policy),
+    tokenRefusal: (request) => tokenRefusal(request, policy),
     metrics,
   });
   const server = createServer(

@@ -11,6 +11,8 @@ export interface HttpDependencies {
   readiness: () => Promise<ReadinessReport>;
   /** Whether the request may see the readiness details (token, or loopback without one); else only the status. */
   mayReadDetails: (request: IncomingMessage) => boolean;
+  /** Why the request's token is refused, or null (see `tokenRefusal`). */
+  tokenRefusal: (request: IncomingMessage) => string | null;
   version: string;
   startedAt: number;
   log: EventLogger;
@@ -90,6 +92,12 @@ async function route(deps: HttpDependencies, request: IncomingMessage, response:
     return;
   }
   if (path === WS_PATH) {
+    // The page's question after a socket that never opened: was it the token (401) or the network?
+    const refusal = deps.tokenRefusal(request);
+    if (refusal !== null) {
+      sendJson(response, 401, { error: { code: "unauthorized", message: refusal } });
+      return;
+    }
     response.setHeader("upgrade", "websocket");
     sendJson(response, 426, {
       error: {

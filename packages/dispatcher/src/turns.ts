@@ -7,6 +7,8 @@ import {
   SessionBusyError,
   sessionContext,
   serializeError,
+  titleFromMessage,
+  titleFromProgram,
   toOpenProgramError,
   TurnSuspendedError,
   type PreparedResume,
@@ -277,6 +279,8 @@ export class Turns {
         {
           sessionId: turn.sessionId ?? undefined,
           source: "web",
+          // Applies only when this turn creates the session: later turns never retitle it.
+          ...titleOf(work),
           ...(program ? { program } : {}),
           asker: this.deps.asker,
           signal: turn.controller.signal,
@@ -427,4 +431,11 @@ export class Turns {
 
 function elapsed(started: number): number {
   return Math.round((performance.now() - started) * 10) / 10;
+}
+
+/** The title of a session the turn creates: its first message, or the program's call. */
+function titleOf(work: TurnWork): { title?: string } {
+  if (work.kind === "chat") return { title: titleFromMessage(work.text) };
+  if (work.kind === "run") return { title: titleFromProgram(work.program.info.name, work.input ?? {}) };
+  return {};
 }

@@ -37,17 +37,8 @@ export function checkUpgrade(request: IncomingMessage, policy: UpgradePolicy): U
   const url = new URL(request.url ?? "/", "http://dispatcher.invalid");
   if (url.pathname !== WS_PATH)
     return { ok: false, status: 404, reason: `No WebSocket endpoint at ${url.pathname}; connect to ${WS_PATH}.` };
-  if (policy.token !== undefined) {
-    const presented = presentedToken(request, url);
-    if (presented === null)
-      return {
-        ok: false,
-        status: 401,
-        reason:
-          "This dispatcher requires a token: add ?token=<token> to the URL or send Authorization: Bearer <token>.",
-      };
-    if (!sameSecret(presented, policy.token)) return { ok: false, status: 401, reason: "The token is wrong." };
-  }
+  const refusal = tokenRefusal(request, policy);
+  if (refusal !== null) return { ok: false, status: 401, reason: refusal };
   const origin = request.headers.origin;
   if (origin === undefined || policy.allowedOrigins.includes("*")) return { ok: true };
   let parsed: URL;
@@ -65,6 +56,20 @@ export function checkUpgrade(request: IncomingMessage, policy: UpgradePolicy): U
     status: 403,
     reason: `Origin ${parsed.origin} is not allowed: open the page this dispatcher serves, or add the origin with --allowed-origin / OPENPROGRAM_ALLOWED_ORIGINS.`,
   };
+}
+
+/**
+ * Why the request's token is refused (missing or wrong), or null when no token
+ * is needed or it is right. A plain `GET /ws` answers with it too: a browser
+ * cannot see the 401 of a refused upgrade, so the page asks that way whether
+ * its token or the network is to blame.
+ */
+export function tokenRefusal(request: IncomingMessage, policy: Pick<UpgradePolicy, "token">): string | null {
+  if (policy.token === undefined) return null;
+  const presented = presentedToken(request, new URL(request.url ?? "/", "http://dispatcher.invalid"));
+  if (presented === null)
+    return "This dispatcher requires a token: add ?token=<token> to the URL or send Authorization: Bearer <token>.";
+  return sameSecret(presented, policy.token) ? null : "The token is wrong.";
 }
 
 /** Answers a refused upgrade with a plain HTTP error and closes the connection: no socket is opened. */

@@ -73,8 +73,11 @@ describe("the web page's files", () => {
     expect([...assets.keys()].sort()).toEqual([
       "/",
       "/app.js",
+      "/connection.js",
+      "/format-value.js",
       "/index.html",
       "/input-form.js",
+      "/markdown.js",
       "/model-calls.js",
       "/style.css",
     ]);

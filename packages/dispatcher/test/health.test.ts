@@ -216,6 +216,21 @@ describe("the page and other paths", () => {
     expect((await httpGet(`${base}/ws`)).status).toBe(426);
   });
 
+  it("answers a plain GET /ws with 401 for a missing or wrong token and 426 for the right one (the page's probe)", async () => {
+    const token = "probe-token-0123456789abcdef";
+    const served = await startDispatcher({ runtime: null, token });
+    const base = served.dispatcher.url;
+    const missing = await httpGet(`${base}/ws`);
+    expect(missing.status).toBe(401);
+    const errorOf = (body: string) => (JSON.parse(body) as { error: { code: string; message: string } }).error;
+    expect(errorOf(missing.body)).toMatchObject({ code: "unauthorized", message: /requires a token/ });
+    const wrong = await httpGet(`${base}/ws`, { Authorization: "Bearer wrong-token" });
+    expect(wrong.status).toBe(401);
+    expect(errorOf(wrong.body).message).toBe("The token is wrong.");
+    expect((await httpGet(`${base}/ws`, { Authorization: `Bearer ${token}` })).status).toBe(426);
+    expect((await httpGet(`${base}/ws?token=${token}`)).status).toBe(426);
+  });
+
   it("answers other methods with 405", async () => {
     const served = await startDispatcher({ runtime: null });
     const answer = await fetch(`${served.dispatcher.url}/`, { method: "POST", body: "x" });

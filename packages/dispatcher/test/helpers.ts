@@ -125,14 +125,16 @@ export interface ServedChild {
 
 /**
  * Starts a script that calls `serve()` (from dist/) in a real child process
- * configured by its environment only: a temp OPENPROGRAM_HOME, port 0, and
- * `env`. Resolves once it logged `start`; killed and cleaned up by closeAll.
+ * configured by its environment only: a temp OPENPROGRAM_HOME (or `home`,
+ * which the caller removes: a restart on the same store), port 0, and `env`.
+ * Resolves once it logged `start`; killed and cleaned up by closeAll.
  */
 export async function serveInChild(
   script: string,
   env: Record<string, string>,
+  sharedHome?: string,
 ): Promise<ServedChild & { wsUrl: string }> {
-  const home = mkdtempSync(join(tmpdir(), "openprogram-serve-"));
+  const home = sharedHome ?? mkdtempSync(join(tmpdir(), "openprogram-serve-"));
   const child = spawn(process.execPath, [script], {
     env: {
       PATH: process.env.PATH,
@@ -161,7 +163,7 @@ export async function serveInChild(
   onCleanup(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     await exited;
-    removeTree(home);
+    if (sharedHome === undefined) removeTree(home);
   });
   const event = async (name: string): Promise<Record<string, unknown>> => {
     const deadline = Date.now() + 60_000;

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { agenticFunction } from "@openprogram/session-context";
 import { scriptedRuntime } from "@openprogram/session-context/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { asError, asFrame, closeAll, startDispatcher } from "./helpers.js";
@@ -28,6 +29,34 @@ describe("session frames", () => {
     expect(typeof first?.updated_at).toBe("number");
     const limited = asFrame(await client.request({ type: "list_sessions", limit: 1 }, "sessions"), "sessions");
     expect(limited.sessions).toHaveLength(1);
+  });
+
+  it("titles a session from its first message or program call; later messages change the preview, not the title", async () => {
+    const echo = agenticFunction({ name: "echo", doc: "Echo the text." }, async ({ text }: { text: string }) => text);
+    const served = await startDispatcher({
+      runtime: scriptedRuntime(["one", "two", "three"]).runtime,
+      programs: { echo },
+    });
+    const client = await served.connect();
+    client.send({ type: "chat", text: "\nPlan my week\nwith details" });
+    const id = (await client.next("session")).session_id;
+    await client.next("turn_done");
+    for (const text of ["And Tuesday?", "And Friday?"]) {
+      client.send({ type: "chat", session_id: id, text });
+      await client.next("turn_done");
+    }
+    const runner = await served.connect();
+    runner.send({ type: "run", program: "echo", input: { text: "hi" } });
+    const runId = (await runner.next("session")).session_id;
+    await runner.next("turn_done");
+    const listed = asFrame(await client.request({ type: "list_sessions" }, "sessions"), "sessions");
+    expect(listed.sessions.find((session) => session.id === id)).toMatchObject({
+      title: "Plan my week",
+      preview: "And Friday?",
+    });
+    expect(listed.sessions.find((session) => session.id === runId)?.title).toBe('echo(text="hi")');
+    // meta.json holds it, where Python reads it.
+    expect((await served.store.db.readMeta(id)).title).toBe("Plan my week");
   });
 
   it("get_session returns meta, conversation and every node", async () => {

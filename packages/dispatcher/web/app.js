@@ -1,13 +1,18 @@
 // The OpenProgram web page: a plain ES module, no build step. It speaks the
 // dispatcher's WebSocket protocol (see the package README) and builds every
 // element with textContent, so nothing a session contains can inject markup.
+import { keepConnected } from "./connection.js";
+import { formatValue } from "./format-value.js";
 import { formFits, readFields, renderFields } from "./input-form.js";
 import { modelCallBlock, showModelCalls } from "./model-calls.js";
 
 const $ = (id) => document.getElementById(id);
 
 const state = {
-  socket: null,
+  /** The kept-open connection (connection.js). */
+  connection: null,
+  /** The last `sessions` list, filtered on the page by the search box. */
+  sessions: [],
   sessionId: null,
   nodes: new Map(),
   /** Text of llm nodes streaming now, by node id (from delta frames). */
@@ -18,12 +23,8 @@ const state = {
   shownQuestion: null,
   programs: [],
   pendingNewSession: null,
-  // Frames (run, resume, an answer that resumes a stopped turn) whose turn's result the page shows.
-  resultRefs: new Set(),
   // The stopped turn a `resume` would continue (session_detail.resumable), or null.
   resumable: null,
-  reconnectDelay: 500,
-  reconnectTimer: null,
   nextRef: 1,
   renderQueued: false,
 };
@@ -47,47 +48,32 @@ function replaceQuery(params) {
 }
 
 function connect() {
-  const token = takeTokenFromUrl();
   const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const url = new URL(`${scheme}://${location.host}/ws`);
-  if (token) url.searchParams.set("token", token);
-  setConnection("connecting", "connecting…");
-  const socket = new WebSocket(url);
-  state.socket = socket;
-  let opened = false;
-  socket.addEventListener("open", () => {
-    opened = true;
-    state.reconnectDelay = 500;
-    setConnection("open", "connected");
-    $("token-form").hidden = true;
-    send({ type: "list_programs" });
-    send({ type: "list_sessions" });
-    // Subscribing again re-sends the text so far of a reply still streaming.
-    state.streams = new Map();
-    if (state.sessionId) openSession(state.sessionId);
+  state.connection = keepConnected({
+    url: `${scheme}://${location.host}/ws`,
+    token: takeTokenFromUrl,
+    onOpen: () => {
+      $("token-form").hidden = true;
+      send({ type: "list_programs" });
+      send({ type: "list_sessions" });
+      // Subscribing again re-sends the open session's pending questions and the text so far of a streaming reply.
+      state.streams = new Map();
+      if (state.sessionId) openSession(state.sessionId);
+    },
+    onFrame: handle,
+    onState: (kind, text) => {
+      setConnection(kind, text);
+      $("token-form").hidden = kind !== "unauthorized";
+      if (kind === "reconnecting" || kind === "unauthorized") disconnected();
+    },
   });
-  socket.addEventListener("message", (event) => {
-    let frame;
-    try {
-      frame = JSON.parse(event.data);
-    } catch {
-      return;
-    }
-    handle(frame);
-  });
-  socket.addEventListener("close", (event) => {
-    state.socket = null;
-    if (!opened) {
-      // Browsers hide the HTTP status of a refused upgrade; a token is the usual cause.
-      setConnection("closed", "cannot connect: if this dispatcher requires a token, enter it above");
-      $("token-form").hidden = false;
-    } else {
-      setConnection("closed", `disconnected${event.reason ? ` (${event.reason})` : ""}; reconnecting…`);
-    }
-    setBusy(false);
-    state.reconnectTimer = setTimeout(connect, state.reconnectDelay);
-    state.reconnectDelay = Math.min(state.reconnectDelay * 2, 10_000);
-  });
+}
+
+/** While the socket is down nothing can be answered: questions go until the dispatcher sends them again. */
+function disconnected() {
+  setBusy(false);
+  state.questions = new Map();
+  if (state.shownQuestion !== null) closeQuestion();
 }
 
 function setConnection(kind, text) {
@@ -97,11 +83,10 @@ function setConnection(kind, text) {
 }
 
 function send(frame) {
-  if (!state.socket || state.socket.readyState !== WebSocket.OPEN) {
+  if (!state.connection?.send(frame)) {
     showError("Not connected to the dispatcher yet; try again in a moment.");
     return false;
   }
-  state.socket.send(JSON.stringify(frame));
   return true;
 }
 
@@ -151,7 +136,6 @@ function handle(frame) {
     case "turn_done":
       if (frame.session_id === state.sessionId) {
         setBusy(false);
-        if (frame.client_msg_id !== undefined && state.resultRefs.has(frame.client_msg_id)) showRunResult(frame.result);
         // What a Continue would do now (nothing, usually).
         send({ type: "get_session", session_id: frame.session_id });
       }
@@ -160,9 +144,9 @@ function handle(frame) {
     case "turn_failed":
       if (frame.session_id === state.sessionId) {
         setBusy(false);
-        showError(
-          `The turn ${frame.error.code === "cancelled" ? "was cancelled" : "failed"}: ${frame.error.message} (${errorLabel(frame.error)})`,
-        );
+        // Stopping is the user's choice, not a failure: said plainly, without the error's red.
+        if (frame.error.code === "cancelled") showStopped(`Stopped: ${frame.error.message}`);
+        else showError(`The turn failed: ${frame.error.message} (${errorLabel(frame.error)})`);
         // A stopped turn can be continued: ask what a Continue would resume.
         send({ type: "get_session", session_id: frame.session_id });
       }
@@ -247,16 +231,25 @@ function openSession(sessionId) {
 }
 
 function renderSessionList(sessions) {
+  state.sessions = sessions;
+  const query = $("session-search").value.trim().toLowerCase();
+  const shown = query
+    ? sessions.filter((session) => `${session.title ?? ""}\n${session.preview ?? ""}`.toLowerCase().includes(query))
+    : sessions;
+  $("session-none").hidden = shown.length > 0 || sessions.length === 0;
   const list = $("session-list");
   list.replaceChildren(
-    ...sessions.map((session) => {
+    ...shown.map((session) => {
       const item = document.createElement("li");
       item.dataset.sessionId = session.id;
       const title = span("title", session.title || session.preview || session.id);
       const preview = span("preview", session.title && session.preview ? session.preview : session.id);
       const meta = span("meta", `${session.status} · ${formatTime(session.updated_at)}`);
       item.append(title, preview, meta);
-      item.addEventListener("click", () => selectSession(session.id));
+      item.addEventListener("click", () => {
+        selectSession(session.id);
+        showSessions(false);
+      });
       return item;
     }),
   );
@@ -308,6 +301,11 @@ function orderedNodes() {
   return [...state.nodes.values()].sort((a, b) => a.seq - b.seq);
 }
 
+/** The user acted (sent, ran, opened the run panel): show the latest of the conversation, and follow it. */
+function followConversation() {
+  requestAnimationFrame(() => ($("messages").scrollTop = $("messages").scrollHeight));
+}
+
 /** Re-renders a scrolling pane's content; follows new content when the user is at the bottom, else keeps their place. */
 function keepingScroll(pane, render) {
   const following = pane.scrollHeight - pane.scrollTop - pane.clientHeight < 24;
@@ -323,12 +321,13 @@ function replyText(node) {
   const streamed = state.streams.get(node.id);
   if (status === "running") return streamed ?? "";
   const partial = typeof node.metadata.partial_output === "string" ? node.metadata.partial_output : "";
-  const why = `(${status}${node.metadata.error ? `: ${node.metadata.error.message}` : ""})`;
+  const said = status === "cancelled" ? "stopped" : status;
+  const why = `(${said}${node.metadata.error ? `: ${node.metadata.error.message}` : ""})`;
   return partial ? `${partial}\n${why}` : why;
 }
 
 function renderMessages() {
-  keepingScroll($("messages").closest(".conversation"), renderMessageList);
+  keepingScroll($("messages"), renderMessageList);
 }
 
 function renderMessageList() {
@@ -341,13 +340,18 @@ function renderMessageList() {
       item.className = "user";
       item.append(span("who", "you"), text(stringOf(node.output)));
     } else if (node.role === "llm") {
-      item.className = node.metadata.status === "running" ? "llm streaming" : "llm";
-      item.append(span("who", node.name), text(replyText(node)));
-    } else if (node.role === "code") {
-      item.className = "code";
       const status = node.metadata.status;
-      const output = status === "completed" ? ` → ${stringOf(node.output)}` : ` (${status})`;
-      item.append(span("who", `program ${node.name}`), text(`${node.name}(${stringOf(node.input)})${output}`));
+      item.className = `llm${status === "running" ? " streaming" : ""}${status === "cancelled" ? " stopped" : ""}`;
+      // A finished reply is formatted (Markdown, JSON); one streaming or cut short stays plain text.
+      const finished = status === "completed" || status === undefined;
+      item.append(span("who", node.name), finished ? formatValue(node.output) : text(replyText(node)));
+    } else if (node.role === "code") {
+      const status = node.metadata.status;
+      item.className = `code${status === "cancelled" ? " stopped" : ""}`;
+      // The call on one line, its result once below it, formatted.
+      item.append(span("who", `program ${node.name}`), span("call", `${node.name}(${stringOf(node.input)})`));
+      if (status === "completed") item.append(resultBlock(node.output));
+      else if (status) item.append(span(`outcome status-${status}`, status === "cancelled" ? "stopped" : status));
     } else {
       continue;
     }
@@ -411,6 +415,13 @@ function renderCallTree() {
   $("call-tree").replaceChildren(...roots.map(build));
 }
 
+function resultBlock(value) {
+  const block = document.createElement("div");
+  block.className = "result";
+  block.append(formatValue(value));
+  return block;
+}
+
 /** An ask_user node's answer, as the CLI's tree shows it. */
 function answerOf(node) {
   return node.output === null || node.output === undefined ? "" : ` → ${stringOf(node.output)}`;
@@ -452,14 +463,12 @@ function showNextQuestion() {
 
 /** Answers with the question's session: a question asked before a restart then resumes its turn. */
 function answerQuestion(question, value) {
-  const ref = newRef();
-  state.resultRefs.add(ref);
   send({
     type: "answer",
     session_id: question.session_id,
     question_id: question.question_id,
     value,
-    client_msg_id: ref,
+    client_msg_id: newRef(),
   });
 }
 
@@ -496,13 +505,6 @@ function showProgramDoc() {
   $("program-json").open = !fits;
 }
 
-function showRunResult(result) {
-  $("run-panel").open = true;
-  const element = $("run-result");
-  element.textContent = typeof result === "string" ? result : JSON.stringify(result, null, 2);
-  element.hidden = false;
-}
-
 // ---- helpers --------------------------------------------------------------------
 
 function span(className, content) {
@@ -537,6 +539,13 @@ function errorLabel(error) {
 
 function showError(message) {
   $("turn-error").textContent = message;
+  $("turn-error").className = "error";
+  $("turn-error").hidden = false;
+}
+
+function showStopped(message) {
+  $("turn-error").textContent = message;
+  $("turn-error").className = "stopped";
   $("turn-error").hidden = false;
 }
 
@@ -553,6 +562,7 @@ function note(message) {
 
 function startTurn(frame) {
   hideError();
+  followConversation();
   const ref = newRef();
   if (!state.sessionId) state.pendingNewSession = ref;
   const sent = send({ ...frame, ...(state.sessionId ? { session_id: state.sessionId } : {}), client_msg_id: ref });
@@ -576,7 +586,6 @@ $("chat-input").addEventListener("keydown", (event) => {
 $("run-form").addEventListener("submit", (event) => {
   event.preventDefault();
   $("run-error").hidden = true;
-  $("run-result").hidden = true;
   let input;
   try {
     input = $("program-json").open ? JSON.parse($("program-input").value || "{}") : readFields($("program-fields"));
@@ -585,11 +594,15 @@ $("run-form").addEventListener("submit", (event) => {
     $("run-error").hidden = false;
     return;
   }
-  state.resultRefs.add(startTurn({ type: "run", program: $("program-select").value, input }));
+  startTurn({ type: "run", program: $("program-select").value, input });
 });
 
 $("program-select").addEventListener("change", showProgramDoc);
-$("new-session").addEventListener("click", () => selectSession(null));
+$("run-panel").addEventListener("toggle", followConversation);
+$("new-session").addEventListener("click", () => {
+  selectSession(null);
+  showSessions(false);
+});
 $("stop-turn").addEventListener("click", () => {
   if (state.sessionId) send({ type: "stop", session_id: state.sessionId });
 });
@@ -606,10 +619,7 @@ $("question-form").addEventListener("submit", (event) => {
 $("resume-turn").addEventListener("click", () => {
   if (!state.sessionId || !state.resumable) return;
   hideError();
-  $("run-result").hidden = true;
-  const ref = newRef();
-  state.resultRefs.add(ref);
-  if (send({ type: "resume", session_id: state.sessionId, client_msg_id: ref })) {
+  if (send({ type: "resume", session_id: state.sessionId, client_msg_id: newRef() })) {
     state.resumable = null;
     setBusy(true);
   }
@@ -621,11 +631,18 @@ $("question-dialog").addEventListener("cancel", (event) => event.preventDefault(
 $("token-form").addEventListener("submit", (event) => {
   event.preventDefault();
   sessionStorage.setItem("openprogram.token", $("token-input").value);
-  clearTimeout(state.reconnectTimer);
-  state.reconnectDelay = 500;
-  if (state.socket) state.socket.close();
-  else connect();
+  state.connection.reconnect();
 });
+$("session-search").addEventListener("input", () => renderSessionList(state.sessions));
+$("show-sessions").addEventListener("click", () =>
+  showSessions($("show-sessions").getAttribute("aria-expanded") !== "true"),
+);
+
+/** On a narrow screen the session list is behind a button; the conversation comes first. */
+function showSessions(shown) {
+  $("show-sessions").setAttribute("aria-expanded", String(shown));
+  document.body.classList.toggle("sessions-shown", shown);
+}
 
 const initial = new URLSearchParams(location.search).get("session");
 if (initial) {

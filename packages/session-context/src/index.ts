@@ -146,6 +146,7 @@ export {
   type SessionDetail,
   type StoreOption,
 } from "./sessions/manage.js";
+export { MESSAGE_TITLE_CHARS, PROGRAM_TITLE_CHARS, titleFromMessage, titleFromProgram } from "./sessions/titles.js";
 
 export type { DoctorFinding, DoctorReport, FindingKind } from "./store/doctor/index.js";
 export type { HealthCheck, StoreHealth } from "./store/health.js";

@@ -1,5 +1,5 @@
 import { createInterface } from "node:readline";
-import { chat, requireRuntime, type Runtime } from "@openprogram/session-context";
+import { chat, requireRuntime, titleFromMessage, type Runtime } from "@openprogram/session-context";
 import { interruptTurnsOnSignals } from "../cancellation.js";
 import type { CommandContext } from "../command-context.js";
 import { EXIT_CODES, isConfigurationError } from "../exit-codes.js";
@@ -78,7 +78,14 @@ export async function chatCommand(flags: ChatFlags, context: CommandContext): Pr
         const printer = json ? null : createReplyPrinter(io.stdout);
         const onEvent = flags.events === true ? createEventLines(io.stdout) : printer?.onEvent;
         const outcome = await runTurn(
-          { ...(sessionId !== undefined ? { sessionId } : {}), runtime, signal, ...(onEvent ? { onEvent } : {}) },
+          {
+            ...(sessionId !== undefined ? { sessionId } : {}),
+            // Only a session this line creates takes it: the first message titles the session.
+            title: titleFromMessage(line),
+            runtime,
+            signal,
+            ...(onEvent ? { onEvent } : {}),
+          },
           () => chat(line, flags.system !== undefined ? { system: flags.system } : {}),
         );
         interruption.endTurn();

@@ -1,6 +1,7 @@
 import {
   moduleProgramRef,
   resolveRuntime,
+  titleFromProgram,
   validateAgenticInput,
   type Asker,
   type Runtime,
@@ -53,6 +54,8 @@ interface PreparedRun {
   asker: Asker | null;
   /** How the turn records the program, so `openprogram resume` finds it again. */
   programRef: string;
+  /** The title of a session this run creates: the program's call. */
+  title: string;
 }
 
 /**
@@ -79,11 +82,12 @@ export async function runCommand(programArgument: string, flags: RunFlags, conte
       isTerminal(io.stderr) ? createStreamingLine(io.stderr) : undefined,
       isTerminal(io.stderr) ? createProgressPrinter(io.stderr, { calls: true, stages: false }) : undefined,
     ]);
-    const { sessionId, runtime, asker, input, execute, programRef } = prepared;
+    const { sessionId, runtime, asker, input, execute, programRef, title } = prepared;
     const outcome = await runTurn(
       {
         ...(sessionId !== undefined ? { sessionId } : {}),
         program: { ref: programRef, input },
+        title,
         runtime,
         asker,
         signal: interruption.signal,
@@ -127,6 +131,7 @@ async function prepareRun(programArgument: string, flags: RunFlags, { io }: Comm
   const spec = parseProgramSpec(programArgument, io.cwd);
   let execute: Execute;
   let programRef: string;
+  let exportName: string;
   if (flags.isolate) {
     // The child imports the module and picks the export by the same rule loadProgram uses here.
     const { isolatedProgram } = await loadProcessRunner();
@@ -136,16 +141,18 @@ async function prepareRun(programArgument: string, flags: RunFlags, { io }: Comm
       cwd: io.cwd,
     });
     execute = (value) => program.run(value);
-    programRef = moduleProgramRef(spec.modulePath, spec.exportName ?? "default");
+    exportName = spec.exportName ?? "default";
+    programRef = moduleProgramRef(spec.modulePath, exportName);
   } else {
     const program = await loadProgram(spec, io.cwd);
     // A schema's refusal before any session exists (the isolated child checks the same in its call).
     await validateAgenticInput(program.fn, input);
     execute = (value) => program.fn(value);
-    programRef = moduleProgramRef(spec.modulePath, program.exportName);
+    exportName = program.exportName;
+    programRef = moduleProgramRef(spec.modulePath, exportName);
   }
   // Resolved before any session is entered: a broken configuration is a usage error that leaves nothing behind.
   const runtime = resolveRuntime();
   const asker = chooseAsker(io, flags.answers);
-  return { sessionId, input, execute, runtime, asker, programRef };
+  return { sessionId, input, execute, runtime, asker, programRef, title: titleFromProgram(exportName, input) };
 }

@@ -130,6 +130,11 @@ export class SessionRegistry {
     }
     while (this.flushing) await this.flushing;
     if (this.pending.size === 0) return;
+    // The whole store was removed (a test's temp dir, a deleted home): nothing is left to list.
+    if (!existsSync(this.root)) {
+      this.pending = new Map();
+      return;
+    }
     const started = performance.now();
     let failed = false;
     this.flushing = this.update(() => undefined)

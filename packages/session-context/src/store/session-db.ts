@@ -136,6 +136,7 @@ export class SessionDB {
       invalidate: (sessionId) => this.history.forget(this.paths(sessionId)),
       withSessionLock: (sessionId, section) => this.withSessionLock(sessionId, section),
       updateRegistry: (mutate) => this.registry.update(mutate),
+      flushRegistrySync: () => this.registry.flushSync(),
     });
   }
 

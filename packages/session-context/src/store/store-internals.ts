@@ -35,6 +35,8 @@ export interface StoreInternals {
   invalidate(sessionId: string): void;
   /** Runs a section under the session's store lock: no other writer in any process runs meanwhile. */
   withSessionLock<T>(sessionId: string, section: () => Promise<T>): Promise<T>;
+  /** Writes the registry's queued changes now, synchronously (before a test removes the store, say). */
+  flushRegistrySync(): void;
   /** Reads and changes the registry under its lock (for repairs). */
   updateRegistry(mutate: (entries: Record<string, SessionRecord>) => void): Promise<Record<string, SessionRecord>>;
 }

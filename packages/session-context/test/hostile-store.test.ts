@@ -198,6 +198,7 @@ describe("a path that exists but is not a session", () => {
     );
     expect(handles.filter(Boolean)).toHaveLength(1);
     expect(await new SessionDB({ root: store.root }).loadNodes("same")).toHaveLength(12);
+    await store.db.flushRegistry();
     expect(readdirSync(store.root).sort()).toEqual(["index.json", "same"]);
   });
 

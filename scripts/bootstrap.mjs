@@ -10,7 +10,7 @@
 // installed when this starts.
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { summarizeReports } from "./test-summary.mjs";
@@ -80,10 +80,30 @@ function ensureChromium() {
   );
 }
 
+/**
+ * The local PostgreSQL the dispatcher's cluster tests use (127.0.0.1:5432): started when it is down, as root,
+ * if a Debian cluster exists; otherwise a message says what the cluster tests need.
+ */
+function ensurePostgres() {
+  const probe = spawnSync("pg_isready", ["-h", "127.0.0.1", "-p", "5432", "-q"], { env });
+  if (probe.status === 0) return;
+  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  const versions = existsSync("/etc/postgresql") ? readdirSync("/etc/postgresql") : [];
+  if (isRoot && versions.length > 0 && existsSync(`/etc/postgresql/${versions[0]}/main`)) {
+    say(`starting PostgreSQL ${versions[0]} for the cluster tests (pg_ctlcluster ${versions[0]} main start)`);
+    if (run("pg_ctlcluster", ["--skip-systemctl-redirect", versions[0], "main", "start"]) === 0) return;
+  }
+  say(
+    "PostgreSQL is not running at 127.0.0.1:5432: the dispatcher's cluster tests will fail. Start it " +
+      "(pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start), or set OPENPROGRAM_TEST_POSTGRES_URL.",
+  );
+}
+
 function test() {
   ensurePnpm();
   ensureDependencies();
   ensureChromium();
+  ensurePostgres();
   // Every package's vitest writes a JSON report here; the summary at the end sums them.
   const reportDir = process.env.OPENPROGRAM_TEST_REPORT_DIR ?? join(root, "test-results");
   if (!process.env.OPENPROGRAM_TEST_REPORT_DIR) rmSync(reportDir, { recursive: true, force: true });

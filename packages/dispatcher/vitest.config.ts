@@ -2,15 +2,18 @@ import { defineConfig } from "vitest/config";
 import { sharedTestConfig } from "../../vitest.shared.js";
 
 // The SIGTERM test runs serve() from dist/ in a child process.
-// Heavy (run alone by test:heavy): the browser, 50 clients at once, 16 concurrent turns.
+// Heavy (run alone by test:heavy): the browser, 50 clients at once, 16 concurrent turns, three replica processes.
 export default defineConfig(({ mode }) =>
   sharedTestConfig(import.meta.dirname, {
     needsBuild: true,
     heavy: [
       "test/web-page.browser.test.ts",
+      "test/branches.browser.test.ts",
       "test/isolation.test.ts",
       "test/limits.test.ts",
       "test/slow-client.test.ts",
+      "test/cluster/cluster-processes.test.ts",
+      "test/cluster/cluster.browser.test.ts",
     ],
     mode,
   }),

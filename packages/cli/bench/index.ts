@@ -83,3 +83,6 @@ try {
 } finally {
   rmSync(home, { recursive: true, force: true });
 }
+
+// Retention (issue 16): `sessions prune --dry-run` over 10,000 sessions.
+await import("./prune.js");

@@ -69,6 +69,9 @@ export const EXIT_CODES_BY_ERROR: Readonly<Record<KnownErrorCode, ExitCodes>> = 
   runtime_missing: CONFIGURATION,
   session_context_missing: FAILURE,
   node_not_found: FAILURE,
+  // Branches: a head, tip or edit that names no conversation turn, or a compaction summary as the head.
+  node_not_on_branch: USAGE,
+  summary_head: USAGE,
   invalid_node: FAILURE,
   store_write_failed: FAILURE,
   store_lock_timeout: FAILURE,
@@ -100,6 +103,11 @@ export const EXIT_CODES_BY_ERROR: Readonly<Record<KnownErrorCode, ExitCodes>> = 
   web_assets_missing: FAILURE,
   too_many_turns: FAILURE,
   server_busy: FAILURE,
+  // The cluster (`serve --postgres`): the database is the operator's to fix; a lost lease or an unreachable replica is transient
+  database_unavailable: CONFIGURATION,
+  schema_too_new: CONFIGURATION,
+  lease_lost: BUSY,
+  replica_unreachable: BUSY,
   // The process runner (`run --isolate`, `serve --isolate`)
   child_process_failed: FAILURE,
   child_timeout: FAILURE,

@@ -58,6 +58,21 @@ export const HELP_EXAMPLES: Record<string, readonly string[]> = {
     "openprogram sessions export session_0123456789 --format md > transcript.md",
   ],
   "sessions doctor": ["openprogram sessions doctor", "openprogram sessions doctor session_0123456789 --fix"],
+  "sessions branches": [
+    "openprogram sessions branches session_0123456789",
+    'openprogram sessions branches session_0123456789 --name 0a1b2c3d4e5f "warmer"',
+  ],
+  "sessions checkout": [
+    "openprogram sessions checkout session_0123456789 0a1b2c3d4e5f",
+    "openprogram sessions checkout session_0123456789 0a1b2c3d4e5f --json",
+  ],
+  "sessions archive": ["openprogram sessions archive session_0123456789", "openprogram sessions list --archived"],
+  "sessions unarchive": [
+    "openprogram sessions unarchive session_0123456789",
+    "openprogram sessions unarchive session_0123456789 --json",
+  ],
+  "sessions prune": ["openprogram sessions prune --dry-run", "openprogram sessions prune --json"],
+  "sessions gc": ["openprogram sessions gc", "openprogram sessions gc session_0123456789 --json"],
   serve: [
     "openprogram serve",
     "openprogram serve --port 0 --program ./agents.mjs#plan --isolate",

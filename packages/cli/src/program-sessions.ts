@@ -3,12 +3,13 @@
 import { InvalidArgumentError, Option, type Command } from "commander";
 import type { LazyAction } from "./lazy-action.js";
 
-/** Adds list, show, tree, log, rm, export and doctor to the `sessions` command. */
+/** Adds list, show, tree, log, rm, export, doctor and the branch and retention commands to `sessions`. */
 export function addSessionsCommands(sessions: Command, lazy: LazyAction): void {
   sessions
     .command("list")
     .description("sessions, most recently updated first")
-    .option("--all", "include archived sessions")
+    .addOption(new Option("--all", "include archived sessions").conflicts("archived"))
+    .option("--archived", "only archived sessions")
     .option("--limit <n>", "at most this many", positiveInteger)
     .option("--json", "print the registry entries as a JSON array")
     .action(lazy(() => import("./commands/sessions/list.js").then((loaded) => loaded.listCommand)));
@@ -57,6 +58,52 @@ export function addSessionsCommands(sessions: Command, lazy: LazyAction): void {
       "print the report: {root, sessionsChecked, healthy, findings: [{sessionId, kind, severity, message, path, fixed, remedy}]}",
     )
     .action(lazy(() => import("./commands/sessions/doctor.js").then((loaded) => loaded.doctorCommand)));
+  addBranchAndRetentionCommands(sessions, lazy);
+}
+
+/** branches, checkout, archive, unarchive, prune and gc (one module each under commands/sessions/). */
+function addBranchAndRetentionCommands(sessions: Command, lazy: LazyAction): void {
+  sessions
+    .command("branches")
+    .description("a session's branch tips, newest first, the head's marked *; --name names one")
+    .argument("<id>", "session id")
+    .argument("[name]", "with --name: the name to give the tip")
+    .option("--name <tip>", "name this tip (the name follows the session id), as meta.json `branches` keeps it")
+    .option("--json", "print [{head_id, name, created_at, updated_at, archived, active, trunk}]")
+    .action(lazy(() => import("./commands/sessions/branches.js").then((loaded) => loaded.branchesCommand)));
+  sessions
+    .command("checkout")
+    .description("move the session's head to a node of one of its branches; the next turn continues from there")
+    .argument("<id>", "session id")
+    .argument("<node_id>", "a branch tip, or an earlier turn to continue from")
+    .option("--json", 'print {"ok","session_id","head_id","previous_head_id"}')
+    .action(lazy(() => import("./commands/sessions/checkout.js").then((loaded) => loaded.checkoutCommand)));
+  sessions
+    .command("archive")
+    .description("hide a session from `sessions list` (prune removes archived sessions after 90 days)")
+    .argument("<id>", "session id")
+    .option("--json", 'print {"ok","session_id","archived"}')
+    .action(lazy(() => import("./commands/sessions/archive.js").then((loaded) => loaded.archiveCommand)));
+  sessions
+    .command("unarchive")
+    .description("list an archived session again")
+    .argument("<id>", "session id")
+    .option("--json", 'print {"ok","session_id","archived"}')
+    .action(lazy(() => import("./commands/sessions/archive.js").then((loaded) => loaded.unarchiveCommand)));
+  sessions
+    .command("prune")
+    .description(
+      "remove empty sessions over an hour old, archived ones after 90 days, the oldest archived beyond 1,000 (never a running or waiting one)",
+    )
+    .option("--dry-run", "list what would be removed; remove nothing")
+    .option("--json", "print the report: {root, dryRun, checked, removed: [...], kept: [...]}")
+    .action(lazy(() => import("./commands/sessions/prune.js").then((loaded) => loaded.pruneCommand)));
+  sessions
+    .command("gc")
+    .description("run `git gc` on session repositories (or one) and report the space saved")
+    .argument("[id]", "only this session")
+    .option("--json", "print {root, sessions: [{sessionId, bytesBefore, bytesAfter, skipped?}], bytesSaved}")
+    .action(lazy(() => import("./commands/sessions/gc.js").then((loaded) => loaded.gcCommand)));
 }
 
 /** Parses a flag that must be a whole number of at least 1. */

@@ -170,6 +170,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
     .addOption(new Option("--session <id>", SESSION_HELP).conflicts("resume"))
     .option("--resume <id>", RESUME_HELP)
     .option("--system <text>", "a system message for every turn")
+    .option("--from <node_id>", "edit and resend: the first line replaces this past message on a new branch")
     .option("--json", 'print one JSON object per turn: {"ok","session_id","created","turn_id","reply"} (or "error")')
     .option("--events", "print each event (node, delta, status, question) as a JSON line, then the turn's --json line")
     .action(lazy(traced(() => import("./commands/chat.js").then((loaded) => loaded.chatCommand))));
@@ -257,6 +258,18 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
     .option(
       "--max-unsent-bytes <n>",
       "close (4008) a client leaving this many bytes of frames unread (env OPENPROGRAM_MAX_UNSENT_BYTES; default 8388608)",
+    )
+    .option(
+      "--postgres <url>",
+      "run as one replica of a cluster sharing this PostgreSQL database and the sessions root (env OPENPROGRAM_POSTGRES_URL; default: a single server, no database)",
+    )
+    .option(
+      "--lease-ttl-ms <ms>",
+      "with --postgres: a dead replica's turns become resumable elsewhere after this long (env OPENPROGRAM_LEASE_TTL_MS; default 10000)",
+    )
+    .option(
+      "--pg-pool-size <n>",
+      "with --postgres: pooled database connections of this replica (env OPENPROGRAM_PG_POOL_SIZE; default 10)",
     )
     .addOption(
       new Option("--log-format <format>", "log lines: json, human, or auto (JSON unless stdout is a terminal)").choices(

@@ -23,6 +23,8 @@ import { DispatcherMetrics } from "./metrics.js";
 import { checkUpgrade, mayReadDetails, rejectUpgrade, tokenRefusal } from "./upgrade-checks.js";
 import { DISPATCHER_VERSION } from "./version.js";
 import { WebAsker } from "./web-asker.js";
+import { Cluster } from "./cluster/cluster.js";
+import { NoRunningTurnError } from "./errors.js";
 
 /** Unanswered pings for this long mean the peer is gone (proxies drop idle sockets after ~60 s). */
 const HEARTBEAT_MS = 30_000;
@@ -42,7 +44,10 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
   const log = createEventLogger(options.log, settings.token ? [settings.token] : []);
   const startedAt = performance.now();
 
+  // In a cluster the schema is migrated and the event channel open before anything is served.
+  const cluster = options.cluster ? await Cluster.connect(options.cluster, log) : null;
   const subscriptions = new Subscriptions();
+  if (cluster) subscriptions.relay = (sessionId, frame) => cluster.relay(sessionId, frame);
   const asker = new WebAsker((sessionId, frame) => subscriptions.publish(sessionId, frame));
   const deltas = new DeltaRelay((sessionId, frame) => subscriptions.publish(sessionId, frame));
   const { limits } = settings;
@@ -57,8 +62,9 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
     programs,
     log,
     maxConcurrentTurns: limits.maxConcurrentTurns,
+    cluster,
   });
-  const frames = new FrameHandler({ db, turns, asker, subscriptions, deltas, programs, log });
+  const frames = new FrameHandler({ db, turns, asker, subscriptions, deltas, programs, log, cluster });
   let shuttingDown: string | null = null;
   const policy = {
     token: settings.token,
@@ -71,7 +77,7 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
     version: DISPATCHER_VERSION,
     startedAt,
     log,
-    readiness: () => checkReadiness({ db, runtime: options.runtime, shuttingDown }),
+    readiness: () => checkReadiness({ db, runtime: options.runtime, shuttingDown, cluster }),
     mayReadDetails: (request) => mayReadDetails(request, policy),
     tokenRefusal: (request) => tokenRefusal(request, policy),
     metrics,
@@ -162,9 +168,25 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
     });
   }
 
-  const address = await listen(server, settings);
+  let address: Awaited<ReturnType<typeof listen>>;
+  try {
+    address = await listen(server, settings);
+  } catch (error) {
+    await cluster?.close();
+    throw error;
+  }
   const host = settings.host;
   const url = `http://${urlHost(host)}:${address.port}`;
+  await cluster?.join(url, {
+    deliver: (sessionId, frame) => subscriptions.deliver(sessionId, frame),
+    // What another replica's client sent for a turn running here, as if sent here.
+    execute: (command) => {
+      if (command.type === "answer") asker.answer(command.question_id, command.value);
+      else if (command.type === "decline") asker.decline(command.question_id, command.reason);
+      else if (!turns.stop(command.session_id, "stopped by a client on another replica"))
+        throw new NoRunningTurnError(command.session_id);
+    },
+  });
   logStart(log, settings, address.port, url, db, programs, options);
 
   const heartbeat = setInterval(() => {
@@ -210,6 +232,8 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
       wss.close();
       server.closeAllConnections();
       await serverClosed;
+      // After the turns: their leases are released, then the replica leaves the registry.
+      await cluster?.close();
       log.info("shutdown_complete", {
         reason,
         cancelled_turns: cancelled,

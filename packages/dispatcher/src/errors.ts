@@ -84,5 +84,49 @@ export class ServerBusyError extends OpenProgramError {
   }
 }
 
+/** The cluster's PostgreSQL cannot be reached (or refused a statement); the message names the server, never a password. */
+export class DatabaseUnavailableError extends OpenProgramError {
+  readonly code = "database_unavailable";
+  constructor(where: string, cause: unknown) {
+    super(
+      `The cluster database at ${where} is unavailable (${cause instanceof Error ? cause.message : String(cause)}); ` +
+        "check that PostgreSQL runs and --postgres (OPENPROGRAM_POSTGRES_URL) points at it. The replica reconnects by itself.",
+    );
+  }
+}
+
+/** The database's schema was migrated by a newer release than this replica. */
+export class SchemaTooNewError extends OpenProgramError {
+  readonly code = "schema_too_new";
+  constructor(found: number, known: number) {
+    super(
+      `The cluster database has schema version ${found}, newer than this release knows (${known}); upgrade this replica to the release the others run.`,
+    );
+  }
+}
+
+/** A turn's session lease expired or was taken over (the database was unreachable for longer than the lease). */
+export class LeaseLostError extends OpenProgramError {
+  readonly code = "lease_lost";
+  constructor(
+    readonly sessionId: string,
+    why: string,
+  ) {
+    super(
+      `The lease on session '${sessionId}' was lost (${why}); the turn stopped, its writes so far are recorded. Resume it once the database is back.`,
+    );
+  }
+}
+
+/** A frame forwarded to the replica running the session's turn got no answer in time. */
+export class ReplicaUnreachableError extends OpenProgramError {
+  readonly code = "replica_unreachable";
+  constructor(replica: string, action: string, waitedMs: number) {
+    super(
+      `Replica ${replica} runs this session's turn but did not answer the forwarded ${action} within ${waitedMs} ms; try again, or resume the turn once its lease expires.`,
+    );
+  }
+}
+
 /** The codes of this package's errors, for tables keyed by code (the core's are its `ErrorCode`). */
 export type DispatcherErrorCode = ErrorCodesOf<typeof DispatcherErrors>;

@@ -13,6 +13,7 @@ import type { Client } from "./client.js";
 import type { DeltaRelay } from "./delta-relay.js";
 import { NoRunningTurnError, UnknownQuestionError } from "./errors.js";
 import type { EventLogger } from "./logging.js";
+import { handleBranchFrame } from "./branch-frames.js";
 import { parseClientFrame } from "./parse-frame.js";
 import type { ProgramRegistry } from "./programs.js";
 import type { AnswerFrame, ClientFrame, ModelCallInfo } from "./protocol.js";
@@ -20,6 +21,7 @@ import { latestTurn, questionFrameOf, resumableInfo } from "./stopped-turns.js";
 import type { Subscriptions } from "./subscriptions.js";
 import type { Turns } from "./turns.js";
 import type { WebAsker } from "./web-asker.js";
+import type { Cluster } from "./cluster/cluster.js";
 
 /** What answering frames needs. */
 export interface FrameHandlerDependencies {
@@ -30,6 +32,8 @@ export interface FrameHandlerDependencies {
   deltas: DeltaRelay;
   programs: ProgramRegistry;
   log: EventLogger;
+  /** In a cluster: frames for turns running on another replica are forwarded there. */
+  cluster: Cluster | null;
 }
 
 /**
@@ -78,14 +82,26 @@ export class FrameHandler {
       case "run":
         turns.start(client, frame);
         return;
-      case "answer":
+      case "answer": {
         if (asker.sessionOf(frame.question_id) !== undefined) {
           asker.answer(frame.question_id, frame.value);
+          return;
+        }
+        const remote = await this.remoteRunner(
+          this.deps.cluster?.mirror.sessionOfQuestion(frame.question_id) ?? frame.session_id,
+        );
+        if (remote !== null) {
+          await remote.cluster.forward(remote.replica, {
+            type: "answer",
+            question_id: frame.question_id,
+            value: frame.value,
+          });
           return;
         }
         if (frame.session_id === undefined) throw new UnknownQuestionError(frame.question_id, true);
         await this.answerElsewhere(client, { ...frame, session_id: frame.session_id });
         return;
+      }
       case "resume":
         await turns.resume(client, {
           sessionId: frame.session_id,
@@ -100,13 +116,29 @@ export class FrameHandler {
         });
         this.deps.log.info("turn_resume_requested", { client: client.id, session_id: frame.session_id });
         return;
-      case "decline":
-        asker.decline(frame.question_id, frame.reason);
+      case "decline": {
+        const remote =
+          asker.sessionOf(frame.question_id) === undefined
+            ? await this.remoteRunner(this.deps.cluster?.mirror.sessionOfQuestion(frame.question_id))
+            : null;
+        if (remote !== null)
+          await remote.cluster.forward(remote.replica, {
+            type: "decline",
+            question_id: frame.question_id,
+            ...(frame.reason !== undefined ? { reason: frame.reason } : {}),
+          });
+        else asker.decline(frame.question_id, frame.reason);
         return;
-      case "stop":
-        if (!turns.stop(frame.session_id, "stopped by a client")) throw new NoRunningTurnError(frame.session_id);
+      }
+      case "stop": {
+        if (!turns.stop(frame.session_id, "stopped by a client")) {
+          const remote = await this.remoteRunner(frame.session_id);
+          if (remote === null) throw new NoRunningTurnError(frame.session_id);
+          await remote.cluster.forward(remote.replica, { type: "stop", session_id: frame.session_id });
+        }
         this.deps.log.info("turn_stop_requested", { client: client.id, session_id: frame.session_id });
         return;
+      }
       case "subscribe": {
         const record = await db.getSession(frame.session_id);
         if (!record)
@@ -114,22 +146,27 @@ export class FrameHandler {
             frame.session_id,
             "Start it with a chat or run frame carrying this session_id.",
           );
+        const elsewhere = (await this.remoteRunner(frame.session_id)) !== null;
+        // From here on synchronous: what the catch-up sends and the frames that follow it never overlap.
+        const mirror = this.deps.cluster?.mirror;
         subscriptions.subscribe(client, frame.session_id);
         client.send({
           type: "subscribed",
           session_id: frame.session_id,
           status: record.status,
-          busy: turns.isBusy(frame.session_id),
+          busy: turns.isBusy(frame.session_id) || elsewhere,
         });
-        const pending = asker.pendingFor(frame.session_id);
+        const pending = [...asker.pendingFor(frame.session_id), ...(mirror?.pendingFor(frame.session_id) ?? [])];
         for (const question of pending) client.send(question);
-        // A question of a turn that is not running here (asked before a restart, or by a CLI run) waits on disk.
-        if (pending.length === 0 && !turns.isBusy(frame.session_id)) {
+        // A question of a turn that is not running (asked before a restart, or by a CLI run) waits on disk. One of a
+        // turn running on another replica comes through the channel (now, or as soon as it arrives there).
+        if (pending.length === 0 && !turns.isBusy(frame.session_id) && !elsewhere) {
           const stored = questionFrameOf(latestTurn(db, frame.session_id));
           if (stored) client.send(stored);
         }
-        // Replies streaming now: the text so far, then (as a subscriber) the same frames as everyone.
+        // Replies streaming now (here or on another replica): the text so far, then the same frames as everyone.
         for (const delta of this.deps.deltas.catchUp(frame.session_id)) client.send(delta);
+        for (const delta of mirror?.catchUp(frame.session_id) ?? []) client.send(delta);
         return;
       }
       case "unsubscribe":
@@ -141,6 +178,7 @@ export class FrameHandler {
         return;
       case "get_session": {
         const detail = await describeSession(frame.session_id, { db });
+        const busy = turns.isBusy(frame.session_id) || (await this.remoteRunner(frame.session_id)) !== null;
         client.send({
           type: "session_detail",
           session_id: frame.session_id,
@@ -149,8 +187,8 @@ export class FrameHandler {
           conversation: detail.conversation,
           nodes: detail.nodes,
           problems: detail.problems,
-          busy: turns.isBusy(frame.session_id),
-          resumable: turns.isBusy(frame.session_id) ? null : resumableInfo(latestTurn(db, frame.session_id)),
+          busy,
+          resumable: busy ? null : resumableInfo(latestTurn(db, frame.session_id)),
         });
         return;
       }
@@ -174,7 +212,20 @@ export class FrameHandler {
       case "list_programs":
         client.send({ type: "programs", programs: programs.list() });
         return;
+      case "list_branches":
+      case "checkout":
+      case "name_branch":
+        await handleBranchFrame(this.deps, client, frame);
+        return;
     }
+  }
+
+  /** In a cluster, the other replica whose turn holds the session now; null when none does (or not clustered). */
+  private async remoteRunner(sessionId: string | undefined): Promise<{ cluster: Cluster; replica: string } | null> {
+    const { cluster } = this.deps;
+    if (!cluster || sessionId === undefined) return null;
+    const replica = await cluster.runningElsewhere(sessionId);
+    return replica === null ? null : { cluster, replica };
   }
 
   /**

@@ -66,6 +66,10 @@ export type {
 } from "./protocol.js";
 export { checkReadiness, type ReadinessCheck, type ReadinessReport } from "./readiness.js";
 export {
+  DatabaseUnavailableError,
+  LeaseLostError,
+  ReplicaUnreachableError,
+  SchemaTooNewError,
   ListenError,
   NoRunningTurnError,
   ServerBusyError,
@@ -80,3 +84,6 @@ export {
 export { CLOSE_TOO_SLOW, MAX_TURNS_PER_CONNECTION, MAX_UNSENT_BYTES } from "./client.js";
 export { DELTA_INTERVAL_MS } from "./delta-relay.js";
 export { DISPATCHER_VERSION } from "./version.js";
+export { CLUSTER_DEFAULTS, type ClusterOptions } from "./cluster/options.js";
+export { MIGRATIONS, SCHEMA_VERSION, migrate } from "./cluster/migrations.js";
+export { redactUrl } from "./cluster/pool.js";

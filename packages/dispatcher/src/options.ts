@@ -5,6 +5,7 @@ import {
   type Runtime,
   type SessionDB,
 } from "@openprogram/session-context";
+import type { ClusterOptions } from "./cluster/options.js";
 import { normalizeLimits, type ServerLimits } from "./limits.js";
 import type { LogSink } from "./logging.js";
 import { isLoopbackHost } from "./loopback.js";
@@ -50,6 +51,11 @@ export interface DispatcherOptions {
   limits?: Partial<ServerLimits>;
   /** Receives one entry per event (start, connections, turns, errors, shutdown). */
   log?: LogSink;
+  /**
+   * Run as one replica of a cluster coordinated through PostgreSQL (`openprogram serve --postgres`): every
+   * replica shares the sessions root and the database. Absent: a single server, no database.
+   */
+  cluster?: ClusterOptions;
 }
 
 /** A running dispatcher. */

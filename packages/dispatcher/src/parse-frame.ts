@@ -15,7 +15,7 @@ export type ParsedFrame =
 type Raw = Record<string, unknown>;
 
 const ACTIONS: { [A in ClientAction]: (fields: FieldReader) => Extract<ClientFrame, { type: A }> } = {
-  chat: (f) => ({ type: "chat", ...f.optionalSessionId(), text: f.string("text") }),
+  chat: (f) => ({ type: "chat", ...f.optionalSessionId(), text: f.string("text"), ...f.optionalString("from", 128) }),
   run: (f) => ({ type: "run", ...f.optionalSessionId(), program: f.string("program"), ...f.anyJson("input") }),
   answer: (f) => ({
     type: "answer",
@@ -37,6 +37,14 @@ const ACTIONS: { [A in ClientAction]: (fields: FieldReader) => Extract<ClientFra
   get_calls: (f) => ({ type: "get_calls", session_id: f.sessionId() }),
   delete_session: (f) => ({ type: "delete_session", session_id: f.sessionId() }),
   list_programs: () => ({ type: "list_programs" }),
+  list_branches: (f) => ({ type: "list_branches", session_id: f.sessionId() }),
+  checkout: (f) => ({ type: "checkout", session_id: f.sessionId(), node_id: f.string("node_id") }),
+  name_branch: (f) => ({
+    type: "name_branch",
+    session_id: f.sessionId(),
+    head_id: f.string("head_id"),
+    name: f.string("name"),
+  }),
 };
 
 /** The actions a client may send, for error messages and the README. */

@@ -9,6 +9,9 @@ import {
   type SessionRecord,
   type SessionStatus,
 } from "@openprogram/session-context";
+import type { BranchClientFrame, BranchServerFrame } from "./branch-protocol.js";
+
+export type * from "./branch-protocol.js";
 
 /** Version of this protocol, sent in `hello`. */
 export const PROTOCOL_VERSION = 1;
@@ -31,6 +34,8 @@ export interface ChatFrame extends ClientFrameBase {
   /** Continue (or create under) this session; absent: a new session. */
   session_id?: string;
   text: string;
+  /** Edit and resend: a past user message of the session; the text forks beside it on a new branch. */
+  from?: string;
 }
 
 /** Runs a registered program with `input`. */
@@ -133,7 +138,8 @@ export type ClientFrame =
   | GetSessionFrame
   | GetCallsFrame
   | DeleteSessionFrame
-  | ListProgramsFrame;
+  | ListProgramsFrame
+  | BranchClientFrame;
 
 /** The `type` of a client frame. */
 export type ClientAction = ClientFrame["type"];
@@ -356,6 +362,7 @@ export type ServerFrame =
   | UnsubscribedFrame
   | SessionDeletedFrame
   | ProgramsFrame
+  | BranchServerFrame
   | ErrorFrame;
 
 /**

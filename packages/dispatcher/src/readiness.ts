@@ -1,3 +1,4 @@
+import type { Cluster } from "./cluster/cluster.js";
 import {
   checkStore,
   createRuntime,
@@ -15,7 +16,7 @@ export interface ReadinessCheck {
 /** What `GET /readyz` answers (HTTP 200 when ready, 503 otherwise). */
 export interface ReadinessReport {
   status: "ready" | "not_ready";
-  checks: { store: ReadinessCheck; git: ReadinessCheck; provider: ReadinessCheck };
+  checks: { store: ReadinessCheck; git: ReadinessCheck; provider: ReadinessCheck; cluster?: ReadinessCheck };
   /** Why it is not ready, one sentence per failed check, each saying what to do. */
   reasons: string[];
 }
@@ -27,16 +28,23 @@ export interface ReadinessInput {
   runtime: Runtime | null | undefined;
   /** Set once shutdown began. */
   shuttingDown: string | null;
+  /** In a cluster: its database must answer. */
+  cluster?: Cluster | null;
 }
 
-/** Store writable, git usable, provider configured (or explicitly none), not shutting down. */
+/** Store writable, git usable, provider configured (or explicitly none), the cluster's database reachable, not shutting down. */
 export async function checkReadiness(input: ReadinessInput): Promise<ReadinessReport> {
   // The store's own probe (a real write under the sessions root, and git): storage is the core's business.
   const store = await checkStore({ db: input.db });
   const writable = store.writable.ok
     ? store.writable
     : { ok: false, detail: `${store.writable.detail} (Here: --sessions-root or OPENPROGRAM_HOME.)` };
-  const checks = { store: writable, git: store.git, provider: probeProvider(input.runtime) };
+  const checks = {
+    store: writable,
+    git: store.git,
+    provider: probeProvider(input.runtime),
+    ...(input.cluster ? { cluster: await input.cluster.check() } : {}),
+  };
   const reasons = Object.values(checks)
     .filter((check) => !check.ok)
     .map((check) => check.detail);

@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import { defaultSessionsRoot, InvalidInputError, openProgramHome } from "@openprogram/session-context";
+import type { ClusterOptions } from "./cluster/options.js";
 import { checkLimit, LIMIT_NAMES, type ServerLimits } from "./limits.js";
 import { isLoopbackHost } from "./loopback.js";
 import { assertUsableToken, DEFAULTS, normalizeOrigin, type DispatcherOptions } from "./options.js";
@@ -26,6 +27,10 @@ export interface ServeFlags {
   keepAliveTimeoutMs?: string | number;
   wsIdleTimeoutMs?: string | number;
   maxUnsentBytes?: string | number;
+  /** Run as a cluster replica coordinated through this PostgreSQL database. */
+  postgres?: string;
+  leaseTtlMs?: string | number;
+  pgPoolSize?: string | number;
 }
 
 /** Flag and environment variable of each setting, for messages and the README. */
@@ -48,6 +53,9 @@ export const SERVE_SETTINGS = {
   keepAliveTimeoutMs: { flag: "--keep-alive-timeout-ms", variable: "OPENPROGRAM_KEEP_ALIVE_TIMEOUT_MS" },
   wsIdleTimeoutMs: { flag: "--ws-idle-timeout-ms", variable: "OPENPROGRAM_WS_IDLE_TIMEOUT_MS" },
   maxUnsentBytes: { flag: "--max-unsent-bytes", variable: "OPENPROGRAM_MAX_UNSENT_BYTES" },
+  postgres: { flag: "--postgres", variable: "OPENPROGRAM_POSTGRES_URL" },
+  leaseTtlMs: { flag: "--lease-ttl-ms", variable: "OPENPROGRAM_LEASE_TTL_MS" },
+  pgPoolSize: { flag: "--pg-pool-size", variable: "OPENPROGRAM_PG_POOL_SIZE" },
 } as const;
 
 type Setting = keyof typeof SERVE_SETTINGS;
@@ -136,7 +144,10 @@ export function resolveServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEn
       limits[name] = checkLimit(name, /^\d+$/.test(given.value) ? Number(given.value) : given.value, given.from);
   }
 
+  const cluster = resolveCluster(flags, env);
+
   return {
+    ...(cluster ? { cluster } : {}),
     host: hostValue,
     port: portValue,
     ...(token !== undefined ? { token } : {}),
@@ -145,6 +156,32 @@ export function resolveServeConfig(flags: ServeFlags = {}, env: NodeJS.ProcessEn
     sessionsRoot,
     shutdownGraceMs,
     ...(Object.keys(limits).length > 0 ? { limits } : {}),
+  };
+}
+
+/** `--postgres` (with its lease TTL and pool size), or undefined for a single server. */
+function resolveCluster(flags: ServeFlags, env: NodeJS.ProcessEnv): ClusterOptions | undefined {
+  const url = pick("postgres", flags.postgres, env);
+  const ttl = pick("leaseTtlMs", flags.leaseTtlMs, env);
+  const pool = pick("pgPoolSize", flags.pgPoolSize, env);
+  if (!url) {
+    const stray = ttl ?? pool;
+    if (stray)
+      throw new InvalidInputError(
+        `${stray.from} only applies to a cluster; add --postgres <url> (or OPENPROGRAM_POSTGRES_URL).`,
+      );
+    return undefined;
+  }
+  if (!/^postgres(ql)?:\/\//.test(url.value))
+    throw new InvalidInputError(
+      `${url.from} must be a postgres:// URL, e.g. postgres://openprogram@db:5432/openprogram (a password belongs in PGPASSWORD or ~/.pgpass).`,
+    );
+  return {
+    postgresUrl: url.value,
+    ...(ttl
+      ? { leaseTtlMs: integer(ttl.value, ttl.from, 300, 600_000, "milliseconds a dead replica's lease lasts") }
+      : {}),
+    ...(pool ? { poolSize: integer(pool.value, pool.from, 2, 200, "pooled database connections") } : {}),
   };
 }
 

@@ -2,6 +2,7 @@ import { resolveRuntimeConfig, type SessionDB } from "@openprogram/session-conte
 import type { EventLogger } from "./logging.js";
 import type { DispatcherOptions, NormalizedOptions } from "./options.js";
 import type { ProgramRegistry } from "./programs.js";
+import { redactUrl } from "./cluster/pool.js";
 import { DISPATCHER_VERSION } from "./version.js";
 
 /** Logs the `start` event: the configuration without secrets (the banner `serve()` prints). */
@@ -27,6 +28,8 @@ export function logStart(
     allowed_origins: settings.allowedOrigins,
     shutdown_grace_ms: settings.shutdownGraceMs,
     limits: settings.limits,
+    // The database without its password.
+    cluster: options.cluster ? redactUrl(options.cluster.postgresUrl) : "none (a single server)",
     pid: process.pid,
   });
   if (settings.token && settings.token.length < 16)

@@ -5,6 +5,8 @@ import { encodeFrame, type ServerFrame } from "./protocol.js";
 export class Subscriptions {
   private readonly bySession = new Map<string, Set<Client>>();
   private readonly byClient = new Map<Client, Set<string>>();
+  /** In a cluster: also sends each published frame to the other replicas (whose subscribers get it by `deliver`). */
+  relay: ((sessionId: string, frame: ServerFrame) => void) | null = null;
 
   /** The client receives the session's events from now on. */
   subscribe(client: Client, sessionId: string): void {
@@ -46,8 +48,14 @@ export class Subscriptions {
     for (const client of this.bySession.get(sessionId) ?? []) this.unsubscribe(client, sessionId);
   }
 
-  /** Sends the frame to every client of the session (encoded once). */
+  /** Sends the frame to every client of the session (encoded once), here and on the cluster's other replicas. */
   publish(sessionId: string, frame: ServerFrame): void {
+    this.relay?.(sessionId, frame);
+    this.deliver(sessionId, frame);
+  }
+
+  /** Sends the frame to this dispatcher's clients of the session only (a frame relayed from another replica). */
+  deliver(sessionId: string, frame: ServerFrame): void {
     const clients = this.bySession.get(sessionId);
     if (!clients || clients.size === 0) return;
     const text = encodeFrame(frame);

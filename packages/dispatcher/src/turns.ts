@@ -24,6 +24,7 @@ import type { DeltaRelay } from "./delta-relay.js";
 import type { ChatFrame, FrameError, RunFrame, SessionFrame, TurnDoneFrame, TurnFailedFrame } from "./protocol.js";
 import type { Subscriptions } from "./subscriptions.js";
 import type { WebAsker } from "./web-asker.js";
+import type { Cluster } from "./cluster/cluster.js";
 
 /** What turns need from the dispatcher. */
 export interface TurnDependencies {
@@ -39,6 +40,8 @@ export interface TurnDependencies {
   /** Turns this dispatcher runs at once, across connections. */
   maxConcurrentTurns: number;
   metrics: DispatcherMetrics;
+  /** In a cluster: a turn holds its session's lease in PostgreSQL, so one turn per session runs cluster-wide. */
+  cluster: Cluster | null;
 }
 
 interface RunningTurn {
@@ -46,11 +49,13 @@ interface RunningTurn {
   sessionId: string | null;
   readonly controller: AbortController;
   done: Promise<void>;
+  /** True while it holds the session's cluster lease. */
+  leased: boolean;
 }
 
 /** What a turn runs: a chat, a registered program, or the continuation of a stopped turn. */
 type TurnWork =
-  | { kind: "chat"; text: string }
+  | { kind: "chat"; text: string; from?: string }
   | { kind: "run"; program: RegisteredProgram; input: unknown }
   | { kind: "resume"; prepared: PreparedResume };
 
@@ -98,8 +103,15 @@ export class Turns {
   async whileDeleting<T>(sessionId: string, remove: () => Promise<T>): Promise<T> {
     if (this.bySession.has(sessionId) || this.deleting.has(sessionId)) throw new SessionBusyError(sessionId);
     this.deleting.add(sessionId);
+    const { cluster } = this.deps;
     try {
-      return await remove();
+      // Across replicas too: the deletion holds the session's lease, so no turn starts anywhere meanwhile.
+      if (cluster) await cluster.leases.acquire(sessionId, () => undefined);
+      try {
+        return await remove();
+      } finally {
+        if (cluster) await cluster.leases.release(sessionId);
+      }
     } finally {
       this.deleting.delete(sessionId);
     }
@@ -131,7 +143,7 @@ export class Turns {
     } else {
       // What sessionContext will pick for the turn (a broken configuration throws here, before anything is written).
       requireRuntime("the dispatcher runs without a model, so chat cannot answer", { runtime: this.deps.runtime });
-      work = { kind: "chat", text: frame.text };
+      work = { kind: "chat", text: frame.text, ...(frame.from !== undefined ? { from: frame.from } : {}) };
     }
     const turn = this.reserve(client, frame.session_id ?? null);
     turn.done = this.execute(client, work, frame.client_msg_id, turn).finally(() => this.release(client, turn));
@@ -153,6 +165,8 @@ export class Turns {
     const turn = this.reserve(client, sessionId);
     let prepared: PreparedResume | null;
     try {
+      // Leased before the core's checks: its recovery of a dead replica's turn then runs here alone.
+      await this.lease(turn, sessionId);
       prepared = await request.prepare();
     } catch (error) {
       this.release(client, turn);
@@ -182,14 +196,42 @@ export class Turns {
 
   /** Counts the turn in (synchronously, so a racing frame sees it). */
   private reserve(client: Client, sessionId: string | null): RunningTurn {
-    const turn: RunningTurn = { sessionId, controller: new AbortController(), done: Promise.resolve() };
+    const turn: RunningTurn = {
+      sessionId,
+      controller: new AbortController(),
+      done: Promise.resolve(),
+      leased: false,
+    };
     if (sessionId !== null) this.bySession.set(sessionId, turn);
     this.running.add(turn);
     client.runningTurns++;
     return turn;
   }
 
+  /**
+   * Takes the session's cluster lease for the turn (SessionBusyError when a
+   * turn of it runs on another replica); a lease lost later aborts the turn.
+   */
+  private async lease(turn: RunningTurn, sessionId: string): Promise<void> {
+    const { cluster } = this.deps;
+    if (!cluster || turn.leased) return;
+    await cluster.leases.acquire(sessionId, (error) => {
+      turn.leased = false;
+      this.deps.log.warn("lease_lost", { session_id: sessionId, message: error.message });
+      turn.controller.abort(error);
+    });
+    turn.leased = true;
+  }
+
+  /** Gives the session's cluster lease back (once the core has committed the turn). */
+  private async unlease(turn: RunningTurn): Promise<void> {
+    if (!turn.leased || turn.sessionId === null) return;
+    turn.leased = false;
+    await this.deps.cluster?.leases.release(turn.sessionId);
+  }
+
   private release(client: Client, turn: RunningTurn): void {
+    void this.unlease(turn);
     // A reply whose final write failed leaves its stream open: close it.
     if (turn.sessionId !== null) this.deps.deltas.endSession(turn.sessionId);
     client.runningTurns--;
@@ -275,6 +317,8 @@ export class Turns {
     try {
       // The input schema's refusal, before any session is opened (an error frame, nothing created).
       if (work.kind === "run") await work.program.validateInput(work.input);
+      // A turn on an existing session takes the cluster lease before the core opens it: a refusal writes nothing.
+      if (turn.sessionId !== null) await this.lease(turn, turn.sessionId);
       const result = await sessionContext(
         {
           sessionId: turn.sessionId ?? undefined,
@@ -290,7 +334,9 @@ export class Turns {
           db: this.deps.db,
           ...(this.deps.runtime !== undefined ? { runtime: this.deps.runtime } : {}),
         },
-        (session) => {
+        async (session) => {
+          // A new session's id is known only now (no other replica can know it yet).
+          await this.lease(turn, session.sessionId);
           opened.turn = { sessionId: session.sessionId, turnId: session.turnId };
           if (turn.sessionId === null) {
             turn.sessionId = session.sessionId;
@@ -313,12 +359,14 @@ export class Turns {
             created: session.created,
             ...labels,
           });
-          if (work.kind === "chat") return chat(work.text);
+          if (work.kind === "chat") return chat(work.text, work.from !== undefined ? { from: work.from } : {});
           if (work.kind === "run") return work.program.invoke(work.input);
           return resumeTurn(work.prepared);
         },
       );
       const { sessionId, turnId } = opened.turn as { sessionId: string; turnId: string };
+      // The turn is committed: the lease goes before the turn's end is told, so a client may start the next at once.
+      await this.unlease(turn);
       this.publishToTurn(client, { type: "turn_done", session_id: sessionId, turn_id: turnId, result, ...echo });
       log.info("turn_end", {
         session_id: sessionId,
@@ -329,6 +377,7 @@ export class Turns {
       });
       this.deps.metrics.turnEnded(metricLabels, "done", elapsed(started) / 1000);
     } catch (caught) {
+      await this.unlease(turn);
       if (opened.turn === undefined) {
         const error = toOpenProgramError(caught);
         // The session could not even be opened (e.g. an unwritable store): nothing ran, so no turn frames.

@@ -73,6 +73,7 @@ describe("the web page's files", () => {
     expect([...assets.keys()].sort()).toEqual([
       "/",
       "/app.js",
+      "/branches.js",
       "/connection.js",
       "/format-value.js",
       "/index.html",

@@ -216,6 +216,37 @@ describe("resolveServeConfig", () => {
   });
 });
 
+describe("resolveServeConfig: the cluster (--postgres)", () => {
+  it("reads --postgres, --lease-ttl-ms and --pg-pool-size (flags over OPENPROGRAM_POSTGRES_URL and the others); none of them: no cluster", () => {
+    const home = freshHome();
+    expect(resolveServeConfig({}, { OPENPROGRAM_HOME: home }).cluster).toBeUndefined();
+    expect(
+      resolveServeConfig(
+        { leaseTtlMs: "3000" },
+        { OPENPROGRAM_HOME: home, OPENPROGRAM_POSTGRES_URL: "postgres://op@db:5432/op", OPENPROGRAM_PG_POOL_SIZE: "6" },
+      ).cluster,
+    ).toEqual({ postgresUrl: "postgres://op@db:5432/op", leaseTtlMs: 3000, poolSize: 6 });
+    expect(
+      resolveServeConfig(
+        { postgres: "postgresql://other/db" },
+        { OPENPROGRAM_HOME: home, OPENPROGRAM_POSTGRES_URL: "postgres://x/y" },
+      ).cluster,
+    ).toEqual({ postgresUrl: "postgresql://other/db" });
+  });
+
+  it("refuses a non-postgres URL, a TTL out of range, and cluster settings without --postgres, naming the flag", () => {
+    const env = { OPENPROGRAM_HOME: freshHome() };
+    expect(() => resolveServeConfig({ postgres: "mysql://db/x" }, env)).toThrow(
+      /--postgres must be a postgres:\/\/ URL/,
+    );
+    expect(() => resolveServeConfig({ postgres: "postgres://db/x", leaseTtlMs: "10" }, env)).toThrow(
+      /--lease-ttl-ms "10" must be an integer from 300/,
+    );
+    expect(() => resolveServeConfig({ pgPoolSize: "4" }, env)).toThrow(InvalidInputError);
+    expect(() => resolveServeConfig({ pgPoolSize: "4" }, env)).toThrow(/--pg-pool-size only applies to a cluster/);
+  });
+});
+
 function write(name: string, content: string): string {
   const path = join(scratch, name);
   writeFileSync(path, content, { mode: 0o600 });

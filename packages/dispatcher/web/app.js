@@ -5,6 +5,7 @@ import { keepConnected } from "./connection.js";
 import { formatValue } from "./format-value.js";
 import { formFits, readFields, renderFields } from "./input-form.js";
 import { modelCallBlock, showModelCalls } from "./model-calls.js";
+import { createBranchView } from "./branches.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -97,6 +98,7 @@ function newRef() {
 // ---- frames -----------------------------------------------------------------
 
 function handle(frame) {
+  if (branches.observe(frame)) return;
   switch (frame.type) {
     case "hello":
       return;
@@ -211,6 +213,7 @@ function selectSession(sessionId, { fresh = false } = {}) {
   state.streams = new Map();
   state.status = "";
   state.resumable = null;
+  branches.reset();
   const params = new URLSearchParams(location.search);
   if (sessionId) params.set("session", sessionId);
   else params.delete("session");
@@ -332,13 +335,16 @@ function renderMessages() {
 
 function renderMessageList() {
   const items = [];
+  // The head's branch only (branches.js); other branches are a switch away.
+  const onBranch = branches.visibleIds(state.nodes);
   for (const node of orderedNodes()) {
-    if (node.caller !== "") continue;
+    if (node.caller !== "" || (onBranch && !onBranch.has(node.id))) continue;
     const item = document.createElement("li");
     item.dataset.nodeId = node.id;
     if (node.role === "user" && node.name !== "ask_user") {
       item.className = "user";
-      item.append(span("who", "you"), text(stringOf(node.output)));
+      if (branches.isEditing(node.id)) item.append(span("who", "you"), branches.editControls(node, state.busy));
+      else item.append(span("who", "you"), text(stringOf(node.output)), branches.editControls(node, state.busy));
     } else if (node.role === "llm") {
       const status = node.metadata.status;
       item.className = `llm${status === "running" ? " streaming" : ""}${status === "cancelled" ? " stopped" : ""}`;
@@ -569,6 +575,14 @@ function startTurn(frame) {
   if (sent) setBusy(true);
   return ref;
 }
+
+const branches = createBranchView({
+  send,
+  startTurn,
+  rerender: scheduleRender,
+  currentSession: () => state.sessionId,
+  nodes: () => state.nodes,
+});
 
 $("chat-form").addEventListener("submit", (event) => {
   event.preventDefault();

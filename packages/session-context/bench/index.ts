@@ -1,6 +1,7 @@
-// `pnpm bench` for the core: store (issue 2), context (issue 3), replay (issue 14), tracing (issue 18) and
-// whole-turn (issue 19) figures. `tsx bench/index.ts turn store` runs only the named groups.
+// `pnpm bench` for the core: store (issue 2), context (issue 3), replay (issue 14), tracing (issue 18),
+// prune (issue 16) and whole-turn (issue 19) figures. `tsx bench/index.ts turn store` runs only the named groups.
 import { benchContext } from "./context.js";
+import { benchPrune } from "./prune.js";
 import { benchReplay } from "./replay.js";
 import { benchStore } from "./store.js";
 import { benchTracing } from "./tracing.js";
@@ -12,6 +13,7 @@ const groups: Record<string, () => Promise<void>> = {
   context: benchContext,
   replay: benchReplay,
   tracing: benchTracing,
+  prune: benchPrune,
 };
 const chosen = process.argv.slice(2).filter((name) => name in groups);
 process.stdout.write("@openprogram/session-context benchmarks (medians)\n");

@@ -86,6 +86,33 @@ export class NodeNotFoundError extends OpenProgramError {
   }
 }
 
+/** A node that is on no conversation branch (a call's inner node, context machinery) named as a head, tip or edit. */
+export class NodeNotOnBranchError extends OpenProgramError {
+  readonly code = "node_not_on_branch";
+  constructor(
+    readonly sessionId: string,
+    readonly nodeId: string,
+    detail: string,
+  ) {
+    super(
+      `Node '${nodeId}' of session '${sessionId}' ${detail}. List the branches with \`openprogram sessions branches ${sessionId}\`.`,
+    );
+  }
+}
+
+/** A compaction summary named as the head: Python OpenProgram refuses it too (a summary stands in for turns, it is never a tip). */
+export class SummaryHeadError extends OpenProgramError {
+  readonly code = "summary_head";
+  constructor(
+    readonly sessionId: string,
+    readonly nodeId: string,
+  ) {
+    super(
+      `Node '${nodeId}' of session '${sessionId}' is a compaction summary and cannot be the head; check out one of the turns it covers or a branch tip instead.`,
+    );
+  }
+}
+
 /** A node payload that cannot be stored (not JSON-serialisable, too large, bad role). */
 export class InvalidNodeError extends OpenProgramError {
   readonly code = "invalid_node";

@@ -117,6 +117,7 @@ export {
 export { SessionNodeWriter } from "./store/node-writer.js";
 export { isUnfinished, nodeStatus, type NodeStatus } from "./store/node-status.js";
 export { openStore } from "./store/open-store.js";
+export { addOtherHostLiveness, isOtherHostProcessAlive, type OtherHostLiveness } from "./store/other-hosts.js";
 export { defaultSessionsRoot, openProgramHome } from "./store/default-root.js";
 export type {
   AppendOptions,
@@ -147,6 +148,29 @@ export {
   type StoreOption,
 } from "./sessions/manage.js";
 export { MESSAGE_TITLE_CHARS, PROGRAM_TITLE_CHARS, titleFromMessage, titleFromProgram } from "./sessions/titles.js";
+
+// Branches, archiving and retention (Python OpenProgram's rules: PYTHON-COMPAT.md)
+export {
+  checkoutHead,
+  isSummaryNode,
+  listBranches,
+  MAX_BRANCH_NAME_LENGTH,
+  nameBranch,
+  type BranchStoreOption,
+  type BranchTip,
+} from "./branches/branches.js";
+export { archiveSession, unarchiveSession } from "./sessions/archive.js";
+export {
+  PRUNE_RULES,
+  pruneSessions,
+  type PruneEntry,
+  type PruneKeptReason,
+  type PruneOptions,
+  type PruneReason,
+  type PruneReport,
+  type PruneRules,
+} from "./sessions/prune.js";
+export { gcSessions, type GcEntry, type GcReport } from "./sessions/git-gc.js";
 
 export type { DoctorFinding, DoctorReport, FindingKind } from "./store/doctor/index.js";
 export type { HealthCheck, StoreHealth } from "./store/health.js";

@@ -61,6 +61,9 @@ const TYPES = [
   "get_session",
   "delete_session",
   "list_programs",
+  "list_branches",
+  "checkout",
+  "name_branch",
 ];
 const hostile = fc.oneof(
   fc.string({ unit: "binary", maxLength: 30 }),
@@ -95,6 +98,11 @@ const frames = fc.oneof(
         question_id: hostile,
         value: fc.anything({ maxDepth: 1 }),
         limit: fc.oneof(fc.integer(), fc.string()),
+        // The branch frames' fields (and chat's edit-and-resend `from`).
+        node_id: hostile,
+        head_id: hostile,
+        name: fc.oneof(fc.string({ maxLength: 100 }), fc.anything({ maxDepth: 1 })),
+        from: fc.oneof(hostile, fc.anything({ maxDepth: 1 })),
         client_msg_id: fc.anything({ maxDepth: 1 }),
       },
       { requiredKeys: [] },

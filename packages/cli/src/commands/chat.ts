@@ -1,5 +1,5 @@
 import { createInterface } from "node:readline";
-import { chat, requireRuntime, titleFromMessage, type Runtime } from "@openprogram/session-context";
+import { chat, InvalidInputError, requireRuntime, titleFromMessage, type Runtime } from "@openprogram/session-context";
 import { interruptTurnsOnSignals } from "../cancellation.js";
 import type { CommandContext } from "../command-context.js";
 import { EXIT_CODES, isConfigurationError } from "../exit-codes.js";
@@ -15,6 +15,8 @@ import { selectSession, type SessionFlags } from "../session-selection.js";
 export interface ChatFlags extends SessionFlags {
   /** A system message for every turn. */
   system?: string;
+  /** Edit and resend: the first line forks beside this past message (needs --session or --resume). */
+  from?: string;
   /** One JSON object per turn on stdout. */
   json?: boolean;
   /** Every event of each turn as a JSON line on stdout, then the turn's --json line. */
@@ -48,6 +50,8 @@ export async function chatCommand(flags: ChatFlags, context: CommandContext): Pr
   let runtime: Runtime;
   try {
     sessionId = await selectSession(flags);
+    if (flags.from !== undefined && sessionId === undefined)
+      throw new InvalidInputError("--from edits a message of an existing session; pass --session or --resume too.");
     runtime = requireRuntime("this command calls the model");
   } catch (error) {
     return reportFailure(context, error, { json, during: "setup" });
@@ -58,6 +62,8 @@ export async function chatCommand(flags: ChatFlags, context: CommandContext): Pr
   if (interactive) writeLine(io.stderr, "Type a message and press Enter; /exit or Ctrl-D leaves.");
 
   let failedTurns = 0;
+  // Edit and resend applies to the first line; later lines continue the new branch (the head moved there).
+  let editFrom = flags.from;
   // A signal at the prompt leaves the chat; during a turn it cancels that turn (SIGTERM then leaves too).
   let leaving = false;
   const interruption = interruptTurnsOnSignals(io, () => {
@@ -86,8 +92,14 @@ export async function chatCommand(flags: ChatFlags, context: CommandContext): Pr
             signal,
             ...(onEvent ? { onEvent } : {}),
           },
-          () => chat(line, flags.system !== undefined ? { system: flags.system } : {}),
+          () =>
+            chat(line, {
+              ...(flags.system !== undefined ? { system: flags.system } : {}),
+              ...(editFrom !== undefined ? { from: editFrom } : {}),
+            }),
         );
+        const edited = editFrom !== undefined;
+        editFrom = undefined;
         interruption.endTurn();
         printer?.finish(outcome.ok ? outcome.value : null);
         const cancelled = signal.aborted;
@@ -99,10 +111,12 @@ export async function chatCommand(flags: ChatFlags, context: CommandContext): Pr
           if (json) writeJson(io.stdout, chatJson(outcome.handle, { ok: true, reply: outcome.value }));
         } else {
           const code = summarizeError(outcome.error).code;
-          if (outcome.handle === null || isConfigurationError(code)) {
+          // A --from that names no message to edit is a usage error: nothing was written, the chat stops.
+          const badEdit = edited && (code === "node_not_found" || code === "node_not_on_branch");
+          if (outcome.handle === null || isConfigurationError(code) || badEdit) {
             return reportFailure(context, outcome.error, {
               json,
-              during: outcome.handle === null ? "setup" : "run",
+              during: outcome.handle === null || badEdit ? "setup" : "run",
               handle: outcome.handle,
             });
           }

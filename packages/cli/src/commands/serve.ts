@@ -28,6 +28,9 @@ export interface ServeCommandFlags {
   keepAliveTimeoutMs?: string;
   wsIdleTimeoutMs?: string;
   maxUnsentBytes?: string;
+  postgres?: string;
+  leaseTtlMs?: string;
+  pgPoolSize?: string;
   logFormat?: "json" | "human" | "auto";
 }
 

@@ -16,6 +16,7 @@ import { endChatSpan, failSpan, parentContextOf, startChatSpan } from "../teleme
 import type { ReplaySlot } from "../turns/replay.js";
 import { renderPrompt, type RenderedPrompt } from "./render-prompt.js";
 import { chatTurnContext } from "./chat.js";
+import { editForkPoint } from "../branches/branches.js";
 import { StreamedReply } from "./streamed-reply.js";
 import type { ChatOptions, ExecOptions, Runtime } from "./types.js";
 import { storeInternals } from "../store/store-internals.js";
@@ -69,17 +70,36 @@ export class ModelRuntime implements Runtime {
     // The turn (its lease) is taken before anything is sent; the user's node is then written while the
     // request goes out, so the first token does not wait on that write. The prompt is rendered from the
     // branch up to the head with the message last: the same messages as rendering from the user's node.
+    // Edit and resend forks beside the edited message: checked before the turn begins, so a bad id writes nothing.
+    const fork =
+      options.from === undefined ? null : editForkPoint(sessionNodes(context).nodes, context.sessionId, options.from);
     await context.beginTurn();
     const { nodes, ordered } = sessionNodes(context);
-    const headId = storeInternals(context.db).readMetaSync(context.sessionId).head_id;
+    const headId = fork
+      ? fork.predecessor === "ROOT"
+        ? null
+        : fork.predecessor
+      : storeInternals(context.db).readMetaSync(context.sessionId).head_id;
     const system = options.system ?? null;
     const rendered = renderPrompt({ nodes, ordered, callId: null, headId, system, content: text });
     const userId = mintNodeId();
     const prompt = { messages: rendered.messages, reads: [...rendered.reads, userId] };
-    const userWritten = context.writer.append(
-      { id: userId, role: "user", output: text, caller: "" },
-      { atHead: true, rootMarker: null },
-    );
+    const userWritten = fork
+      ? context.writer.append(
+          {
+            id: userId,
+            role: "user",
+            output: text,
+            caller: "",
+            predecessor: fork.predecessor,
+            metadata: { edit_of: fork.editedId },
+          },
+          { becomeHead: true },
+        )
+      : context.writer.append(
+          { id: userId, role: "user", output: text, caller: "" },
+          { atHead: true, rootMarker: null },
+        );
     return this.send(context, { prompt, system, content: null, kind: "chat" }, null, options, userWritten);
   }
 

@@ -33,4 +33,10 @@ export interface Runtime {
 export interface ChatOptions extends ExecOptions {
   /** A system message for the conversation (none by default). */
   system?: string;
+  /**
+   * Edit and resend: the id of a past user message (or a reply, meaning its
+   * message). The new message forks beside it (same predecessor), the head
+   * moves to the new branch and the old branch stays as it was.
+   */
+  from?: string;
 }

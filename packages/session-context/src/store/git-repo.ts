@@ -410,3 +410,17 @@ export async function gitVersion(): Promise<string> {
   if (!version.installed) throw new GitError("git is not installed or not on PATH");
   return `git version ${version.major}.${version.minor}.${String(version.patch)}`;
 }
+
+/**
+ * `git gc` in the session repository, pinned like every call. Plain `gc`
+ * (loose objects younger than two weeks are kept), so a commit racing it from
+ * a process that did not take the commit lock loses nothing.
+ */
+export async function collectGarbage(paths: SessionPaths): Promise<void> {
+  if (repositoryState(paths) === "missing") return;
+  try {
+    await (await gitFor(paths)).raw(["gc", "--quiet"]);
+  } catch (error) {
+    throw gitFailure(paths, "gc", error);
+  }
+}

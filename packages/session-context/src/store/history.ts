@@ -118,7 +118,7 @@ export class HistoryFiles {
         predecessor = head ?? (options.rootMarker === undefined ? "ROOT" : options.rootMarker);
         movedHead = options.moveHead !== false;
       } else {
-        movedHead = head !== null && predecessor === head;
+        movedHead = options.becomeHead === true || (head !== null && predecessor === head);
       }
     }
     const node: SessionNode = {

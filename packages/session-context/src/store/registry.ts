@@ -334,7 +334,8 @@ export function registryEntryFromMeta(meta: SessionMeta, overrides: Partial<Sess
     id: meta.id,
     status: "idle",
     pinned: false,
-    archived: false,
+    // Archiving writes meta.json too (as Python's set_archived does), so a rebuilt registry keeps it.
+    archived: meta.archived === true,
     unread: false,
     agent_id: meta.agent_id ?? "main",
     title: meta.title ?? "",

@@ -137,6 +137,7 @@ export class SessionDB {
       withSessionLock: (sessionId, section) => this.withSessionLock(sessionId, section),
       updateRegistry: (mutate) => this.registry.update(mutate),
       flushRegistrySync: () => this.registry.flushSync(),
+      patchMetaLocked: (sessionId, patch) => this.writeMeta(sessionId, patch),
     });
   }
 

@@ -4,6 +4,7 @@ import { StoreWriteError } from "../errors.js";
 import { DIR_MODE, FILE_MODE } from "./atomic-file.js";
 import { isProcessAlive, processIdentity } from "./file-lock.js";
 import type { SessionPaths } from "./layout.js";
+import { isOtherHostProcessAlive } from "./other-hosts.js";
 
 /** Create or truncate, never through a symbolic link. */
 const WRITE_NO_FOLLOW = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
@@ -64,9 +65,10 @@ export function liveTurnLeases(paths: SessionPaths, exceptTurnId?: string): stri
     }
     const [pidText, host] = content.trim().split(" ");
     const pid = Number(pidText);
-    // A lease cut short by a crash names no process: stale. One from another host cannot be checked: live.
+    // A lease cut short by a crash names no process: stale. One from another host is live unless a liveness source
+    // (a cluster's replica registry) knows its process is gone.
     const readable = host !== undefined && Number.isInteger(pid) && pid > 0;
-    const alive = readable && (host !== ourHost || isProcessAlive(pid));
+    const alive = readable && (host !== ourHost ? isOtherHostProcessAlive(host, pid) : isProcessAlive(pid));
     if (alive) live.push(turnId);
     else releaseTurnLease(paths, turnId);
   }

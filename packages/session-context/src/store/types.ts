@@ -57,6 +57,11 @@ export interface AppendOptions {
    * moves the head once it completes. Default true.
    */
   moveHead?: boolean;
+  /**
+   * Without `atHead`: make this top-level node the head whatever its
+   * predecessor (edit and resend starts a new branch beside the old one).
+   */
+  becomeHead?: boolean;
 }
 
 /** Options of `updateNode`. */

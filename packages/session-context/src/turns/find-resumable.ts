@@ -3,6 +3,7 @@ import { NothingToResumeError, SessionNotFoundError, TurnNotFoundError } from ".
 import { assertValidSessionId } from "../ids.js";
 import { openStore } from "../store/open-store.js";
 import { isProcessAlive, processIdentity } from "../store/file-lock.js";
+import { isOtherHostProcessAlive } from "../store/other-hosts.js";
 import type { SessionDB } from "../store/session-db.js";
 import type { SessionNode } from "../store/types.js";
 import { RecordView } from "./record-view.js";
@@ -219,7 +220,7 @@ export function claimIsLive(
   if (liveTurns.includes(claim.turn_id)) return true;
   if (record !== null && record.byId.has(claim.node_id)) return false;
   const { pid, host } = processIdentity();
-  if (claim.host !== host) return claim.host !== "";
+  if (claim.host !== host) return claim.host !== "" && isOtherHostProcessAlive(claim.host, claim.pid);
   if (claim.pid === pid) return resumingHere.has(claim.turn_id);
   return claim.pid > 0 && isProcessAlive(claim.pid);
 }

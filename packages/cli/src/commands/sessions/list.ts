@@ -9,6 +9,8 @@ import { formatTable } from "../../table.js";
 export interface ListFlags {
   /** Include archived sessions. */
   all?: boolean;
+  /** Only archived sessions (Python's `archived=` filter). */
+  archived?: boolean;
   json?: boolean;
   /** At most this many (most recent first). */
   limit?: number;
@@ -17,15 +19,21 @@ export interface ListFlags {
 /**
  * `openprogram sessions list`: the sessions of $OPENPROGRAM_HOME/sessions, most
  * recently updated first, as a table (or the registry entries with --json).
+ * Archived sessions are hidden, as Python lists them: `--all` includes them,
+ * `--archived` lists only them.
  */
 export async function listCommand(flags: ListFlags, context: CommandContext): Promise<number> {
   const { io } = context;
   let records: SessionRecord[];
   try {
     records = await openStore().listSessions({
-      includeArchived: flags.all === true,
-      ...(flags.limit !== undefined ? { limit: flags.limit } : {}),
+      includeArchived: flags.all === true || flags.archived === true,
+      ...(flags.archived === true ? {} : flags.limit !== undefined ? { limit: flags.limit } : {}),
     });
+    if (flags.archived === true) {
+      records = records.filter((record) => record.archived);
+      if (flags.limit !== undefined) records = records.slice(0, flags.limit);
+    }
   } catch (error) {
     return reportFailure(context, error, { json: flags.json === true, during: "setup" });
   }

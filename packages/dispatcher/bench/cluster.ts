@@ -1,0 +1,252 @@
+// Benchmark of issue 20 (the cluster), against the local PostgreSQL (a fresh database, dropped after):
+// 1. cross-replica event latency: a turn on replica A, the same node frames timed at a client on B and at a
+//    client on A (from the wall-clock time the program made the call), p50/p99; target: p99 added <= 10 ms;
+// 2. turns per second with 1, 2 and 3 replicas beside a single server without PostgreSQL (same clients, same
+//    turns; on this 2-core machine every replica competes for the same two cores);
+// 3. lease acquire + release per turn beside a `SELECT 1` round trip on the same pool (alternating).
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { iterations, median, percentile, report } from "@openprogram/bench-kit";
+import pg from "pg";
+import { WebSocket } from "ws";
+import { SessionLeases } from "../src/cluster/leases.js";
+import { migrate } from "../src/cluster/migrations.js";
+import { connectionConfig } from "../src/cluster/pool.js";
+
+const ADMIN_URL = process.env.OPENPROGRAM_TEST_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const CHILD = fileURLToPath(new URL("./cluster-replica.ts", import.meta.url));
+const EVENT_TURNS = iterations(10);
+const STEPS_PER_TURN = 40;
+const CLIENTS = 12;
+const TURNS_PER_CLIENT = iterations(15);
+const LEASE_ROUNDS = iterations(400);
+
+interface Replica {
+  port: number;
+  stop(): Promise<void>;
+}
+
+async function startReplica(root: string, url?: string): Promise<Replica> {
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", CHILD, root, ...(url ? [url] : [])], {
+    cwd: fileURLToPath(new URL("..", import.meta.url)),
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).once("line", resolve);
+    child.once("exit", (code) => reject(new Error(`cluster-replica exited with ${String(code)} before listening`)));
+  });
+  return {
+    port: (JSON.parse(line) as { port: number }).port,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+/** A protocol client that records when each frame arrived (wall clock, sub-millisecond). */
+class Client {
+  private readonly waiters: Array<{ match: (frame: Frame) => boolean; resolve: (frame: Frame) => void }> = [];
+  onFrame: ((frame: Frame, at: number) => void) | null = null;
+  private constructor(private readonly socket: WebSocket) {
+    socket.on("message", (data) => {
+      const at = performance.timeOrigin + performance.now();
+      const frame = JSON.parse((data as Buffer).toString("utf8")) as Frame;
+      this.onFrame?.(frame, at);
+      const index = this.waiters.findIndex((waiter) => waiter.match(frame));
+      if (index !== -1) this.waiters.splice(index, 1)[0]?.resolve(frame);
+    });
+  }
+  static async connect(port: number): Promise<Client> {
+    const socket = new WebSocket(`ws://127.0.0.1:${port}/ws`);
+    const client = new Client(socket);
+    await client.next((frame) => frame.type === "hello");
+    return client;
+  }
+  next(match: (frame: Frame) => boolean): Promise<Frame> {
+    return new Promise((resolve) => this.waiters.push({ match, resolve }));
+  }
+  send(frame: Record<string, unknown>): void {
+    this.socket.send(JSON.stringify(frame));
+  }
+  close(): void {
+    this.socket.terminate();
+  }
+}
+
+interface Frame {
+  type: string;
+  session_id?: string;
+  turn_id?: string;
+  client_msg_id?: string;
+  op?: string;
+  code?: string;
+  node?: { name: string; input: { sentAt?: number } | null };
+}
+
+/** A session with one finished turn, started by `client`. */
+async function newSession(client: Client): Promise<string> {
+  const id = randomBytes(4).toString("hex");
+  client.send({ type: "run", program: "steps", input: { count: 1, pauseMs: 0 }, client_msg_id: id });
+  const done = await client.next((frame) => frame.client_msg_id === id && frame.type !== "session");
+  if (done.type !== "turn_done") throw new Error(`turn failed: ${JSON.stringify(done)}`);
+  return done.session_id as string;
+}
+
+async function runTurn(client: Client, sessionId: string, input: Record<string, unknown>): Promise<Frame> {
+  const id = randomBytes(4).toString("hex");
+  client.send({ type: "run", program: "steps", input, session_id: sessionId, client_msg_id: id });
+  return client.next(
+    (frame) =>
+      frame.client_msg_id === id &&
+      (frame.type === "turn_done" || frame.type === "turn_failed" || frame.type === "error"),
+  );
+}
+
+async function eventLatency(root: string, url: string): Promise<void> {
+  const [a, b] = [await startReplica(root, url), await startReplica(root, url)];
+  const onA = await Client.connect(a.port);
+  const onB = await Client.connect(b.port);
+  const sessionId = await newSession(onA);
+  onB.send({ type: "subscribe", session_id: sessionId });
+  await onB.next((frame) => frame.type === "subscribed");
+  const local: number[] = [];
+  const remote: number[] = [];
+  const collect = (into: number[]) => (frame: Frame, at: number) => {
+    const sentAt = frame.type === "node" && frame.op === "append" ? frame.node?.input?.sentAt : undefined;
+    if (typeof sentAt === "number") into.push(at - sentAt);
+  };
+  onA.onFrame = collect(local);
+  onB.onFrame = collect(remote);
+  for (let turn = 0; turn < EVENT_TURNS; turn++) {
+    const started = await runTurn(onA, sessionId, { count: STEPS_PER_TURN, pauseMs: 2 });
+    await onB.next((frame) => frame.type === "turn_done" && frame.turn_id === started.turn_id);
+  }
+  onA.close();
+  onB.close();
+  await Promise.all([a.stop(), b.stop()]);
+  const samples = Math.min(local.length, remote.length);
+  report({
+    package: "dispatcher",
+    metric: "cluster: node frame at a client on another replica, p50 (call made -> frame received)",
+    unit: "ms",
+    median: median(remote),
+    baseline: median(local),
+    baselineLabel: "(same frame at a client on the running replica)",
+    samples,
+  });
+  const added = percentile(remote, 99) - percentile(local, 99);
+  report({
+    package: "dispatcher",
+    metric: "cluster: node frame at a client on another replica, p99",
+    unit: "ms",
+    median: percentile(remote, 99),
+    baseline: percentile(local, 99),
+    baselineLabel: "(same frame at a client on the running replica)",
+    target: `p99 added <= 10 ms (added ${added.toFixed(1)} ms)`,
+    met: added <= 10,
+    samples,
+  });
+}
+
+/** Turns per second: CLIENTS clients spread over the replicas, each running turns on its own session. */
+async function throughput(replicas: Replica[]): Promise<number> {
+  const clients = await Promise.all(
+    Array.from({ length: CLIENTS }, (_, index) => Client.connect((replicas[index % replicas.length] as Replica).port)),
+  );
+  const sessions = await Promise.all(clients.map((client) => newSession(client)));
+  const started = performance.now();
+  await Promise.all(
+    clients.map(async (client, index) => {
+      for (let turn = 0; turn < TURNS_PER_CLIENT; turn++) {
+        const end = await runTurn(client, sessions[index] as string, { count: 1, pauseMs: 0 });
+        if (end.type !== "turn_done") throw new Error(`turn ended with ${JSON.stringify(end)}`);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  clients.forEach((client) => client.close());
+  return (CLIENTS * TURNS_PER_CLIENT) / seconds;
+}
+
+async function turnsPerSecond(url: string): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), "openprogram-bench-single-"));
+  const single = await startReplica(root);
+  const baseline = await throughput([single]);
+  await single.stop();
+  rmSync(root, { recursive: true, force: true });
+  for (const count of [1, 2, 3]) {
+    const shared = mkdtempSync(join(tmpdir(), "openprogram-bench-cluster-"));
+    const replicas = await Promise.all(Array.from({ length: count }, () => startReplica(shared, url)));
+    const rate = await throughput(replicas);
+    await Promise.all(replicas.map((replica) => replica.stop()));
+    rmSync(shared, { recursive: true, force: true });
+    report({
+      package: "dispatcher",
+      metric: `cluster: turns per second, ${count} replica${count > 1 ? "s" : ""} (${CLIENTS} clients, 2 cores)`,
+      unit: "turns/s",
+      median: rate,
+      baseline,
+      baselineLabel: "(a single server without PostgreSQL)",
+      samples: CLIENTS * TURNS_PER_CLIENT,
+    });
+  }
+}
+
+async function leaseCost(url: string): Promise<void> {
+  // The replicas' own connection settings (statement timeout, asynchronous commit).
+  const pool = new pg.Pool({ ...connectionConfig(url), max: 2 });
+  const client = await pool.connect();
+  await migrate(client);
+  client.release();
+  const leases = new SessionLeases(pool, url, "bench-replica", 10_000);
+  const lease: number[] = [];
+  const select: number[] = [];
+  for (let round = 0; round < LEASE_ROUNDS + 20; round++) {
+    const sessionId = `session_bench_${round}`;
+    let started = performance.now();
+    await leases.acquire(sessionId, () => undefined);
+    await leases.release(sessionId);
+    const leaseMs = performance.now() - started;
+    started = performance.now();
+    await pool.query("SELECT 1");
+    const selectMs = performance.now() - started;
+    if (round >= 20) {
+      lease.push(leaseMs);
+      select.push(selectMs);
+    }
+  }
+  await pool.end();
+  report({
+    package: "dispatcher",
+    metric: "cluster: lease acquire + release per turn",
+    unit: "ms",
+    median: median(lease),
+    baseline: median(select),
+    baselineLabel: "(a SELECT 1 round trip, same pool)",
+    samples: lease.length,
+  });
+}
+
+const name = `openprogram_bench_${randomBytes(5).toString("hex")}`;
+const admin = new pg.Client({ connectionString: ADMIN_URL });
+await admin.connect();
+await admin.query(`CREATE DATABASE ${name}`);
+const url = new URL(ADMIN_URL);
+url.pathname = `/${name}`;
+const root = mkdtempSync(join(tmpdir(), "openprogram-bench-events-"));
+try {
+  await leaseCost(url.toString());
+  await eventLatency(root, url.toString());
+  await turnsPerSecond(url.toString());
+} finally {
+  rmSync(root, { recursive: true, force: true });
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+  await admin.end();
+}

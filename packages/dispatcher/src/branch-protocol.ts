@@ -1,0 +1,63 @@
+// The branch frames of the dispatcher's protocol (README.md, "Branches"):
+// list a session's branch tips, move its head, name a tip. Edit and resend is
+// the `chat` frame with `from`.
+
+/** Lists the session's branch tips; answered with `branches`. */
+export interface ListBranchesFrame {
+  type: "list_branches";
+  session_id: string;
+  client_msg_id?: string;
+}
+
+/** Moves the session's head to a node of one of its branches; `head_moved` and `branches` follow. */
+export interface CheckoutFrame {
+  type: "checkout";
+  session_id: string;
+  node_id: string;
+  client_msg_id?: string;
+}
+
+/** Names a branch tip (meta.json `branches`, as Python OpenProgram keeps names); `branches` follows. */
+export interface NameBranchFrame {
+  type: "name_branch";
+  session_id: string;
+  head_id: string;
+  name: string;
+  client_msg_id?: string;
+}
+
+/** The branch frames a client may send. */
+export type BranchClientFrame = ListBranchesFrame | CheckoutFrame | NameBranchFrame;
+
+/** One branch tip (the core's BranchTip in the protocol's snake_case). */
+export interface BranchInfo {
+  head_id: string;
+  name: string | null;
+  created_at: number | null;
+  updated_at: number | null;
+  archived: boolean;
+  /** The session's head is this tip. */
+  active: boolean;
+  /** The trunk's tip (from the first message, always the first continuation). */
+  trunk: boolean;
+}
+
+/** The session's branch tips, newest first, and its head (which may be a turn before a tip). */
+export interface BranchesFrame {
+  type: "branches";
+  session_id: string;
+  head_id: string | null;
+  branches: BranchInfo[];
+  client_msg_id?: string;
+}
+
+/** The session's head moved (to the client that asked and the session's subscribers). */
+export interface HeadMovedFrame {
+  type: "head_moved";
+  session_id: string;
+  head_id: string;
+  previous_head_id: string | null;
+}
+
+/** The branch frames the server sends. */
+export type BranchServerFrame = BranchesFrame | HeadMovedFrame;

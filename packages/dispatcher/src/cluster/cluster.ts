@@ -1,0 +1,166 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { addOtherHostLiveness } from "@openprogram/session-context";
+import type pg from "pg";
+import { DatabaseUnavailableError } from "../errors.js";
+import type { EventLogger } from "../logging.js";
+import type { ServerFrame } from "../protocol.js";
+import type { ReadinessCheck } from "../readiness.js";
+import { ClusterBus, type BusMessage } from "./bus.js";
+import { CommandForwarding, type ForwardedCommand } from "./forwarding.js";
+import { SessionLeases } from "./leases.js";
+import { migrate } from "./migrations.js";
+import { RemoteTurnMirror } from "./mirror.js";
+import { normalizeClusterOptions, type ClusterOptions, type ClusterSettings } from "./options.js";
+import { createPool, query, redactUrl } from "./pool.js";
+import { ReplicaRegistry } from "./replicas.js";
+
+/** What the cluster needs from its dispatcher. */
+export interface LocalSide {
+  /** Sends a frame of a session whose turn runs elsewhere to this replica's subscribers of it. */
+  deliver(sessionId: string, frame: ServerFrame): void;
+  /** Carries out a command another replica forwarded (throws its error, e.g. invalid_answer). */
+  execute(command: ForwardedCommand): void | Promise<void>;
+}
+
+/**
+ * A dispatcher's membership of a cluster: the pool, the schema, the session
+ * leases, the replica registry and the event channel. PostgreSQL only
+ * coordinates; every session's record stays in its git repository on the
+ * shared sessions root, written by the core.
+ */
+export class Cluster {
+  readonly leases: SessionLeases;
+  readonly mirror = new RemoteTurnMirror();
+  readonly registry: ReplicaRegistry;
+  private readonly forwarding: CommandForwarding;
+  private local: LocalSide | null = null;
+  private removeLiveness: (() => void) | null = null;
+  readonly where: string;
+
+  private constructor(
+    readonly settings: ClusterSettings,
+    readonly replicaId: string,
+    private readonly pool: pg.Pool,
+    private readonly bus: ClusterBus,
+    private readonly log: EventLogger,
+  ) {
+    this.where = redactUrl(settings.postgresUrl);
+    this.leases = new SessionLeases(pool, settings.postgresUrl, replicaId, settings.leaseTtlMs);
+    this.registry = new ReplicaRegistry(pool, settings.postgresUrl, replicaId, settings.leaseTtlMs);
+    this.forwarding = new CommandForwarding(bus, settings.forwardTimeoutMs, this.where);
+  }
+
+  /** Connects, migrates the schema (safely while other replicas start) and opens the event channel. */
+  static async connect(options: ClusterOptions, log: EventLogger): Promise<Cluster> {
+    const settings = normalizeClusterOptions(options);
+    const where = redactUrl(settings.postgresUrl);
+    const replicaId = settings.replicaId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
+    const pool = createPool(settings.postgresUrl, settings.poolSize, (error) =>
+      log.warn("cluster_connection_error", { database: where, message: error.message }),
+    );
+    let cluster: Cluster | null = null;
+    const bus = new ClusterBus(
+      settings.postgresUrl,
+      replicaId,
+      (message) => cluster?.receive(message),
+      (down) => {
+        if (down === null) log.info("cluster_channel_up", { database: where });
+        else log.warn("cluster_channel_down", { database: where, reason: down });
+      },
+    );
+    try {
+      const client = await pool.connect().catch((error: unknown) => {
+        throw new DatabaseUnavailableError(where, error);
+      });
+      try {
+        const { from, to } = await migrate(client);
+        if (from !== to) log.info("cluster_schema_migrated", { database: where, from, to });
+      } finally {
+        client.release();
+      }
+      await bus.open().catch((error: unknown) => {
+        throw new DatabaseUnavailableError(where, error);
+      });
+    } catch (error) {
+      await bus.close();
+      await pool.end().catch(() => undefined);
+      throw error;
+    }
+    cluster = new Cluster(settings, replicaId, pool, bus, log);
+    return cluster;
+  }
+
+  /** Registers the replica (with its URL), starts heartbeats and lease renewal, and receives others' frames. */
+  async join(serverUrl: string, local: LocalSide): Promise<void> {
+    this.local = local;
+    await this.registry.join(serverUrl);
+    this.removeLiveness = addOtherHostLiveness(this.registry.liveness);
+    this.leases.start();
+    this.log.info("cluster_joined", {
+      replica: this.replicaId,
+      database: this.where,
+      replicas: this.registry.known.filter((row) => row.alive).length,
+      lease_ttl_ms: this.settings.leaseTtlMs,
+    });
+  }
+
+  /** Sends a frame of a session whose turn runs here to the other replicas' subscribers. */
+  relay(sessionId: string, frame: ServerFrame): void {
+    this.bus.send({ k: "f", s: sessionId, f: frame });
+  }
+
+  /** The replica running the session's turn, when it is another one; null when none (or this one). */
+  async runningElsewhere(sessionId: string): Promise<string | null> {
+    const owner = await this.leases.ownerOf(sessionId);
+    return owner !== null && owner !== this.replicaId ? owner : null;
+  }
+
+  /** Sends `answer`, `decline` or `stop` to the replica running the turn. */
+  forward(replica: string, command: ForwardedCommand): Promise<void> {
+    return this.forwarding.forward(replica, command);
+  }
+
+  /** The readiness check: the database answers and the event channel is up. */
+  async check(): Promise<ReadinessCheck> {
+    if (this.bus.down !== null)
+      return { ok: false, detail: `The cluster database is unreachable: ${this.bus.down} (${this.where}).` };
+    try {
+      await query(this.pool, this.settings.postgresUrl, "SELECT 1");
+    } catch (error) {
+      return { ok: false, detail: (error as Error).message };
+    }
+    const alive = this.registry.known.filter((row) => row.alive).length;
+    return { ok: true, detail: `replica ${this.replicaId} of ${alive} live (${this.where})` };
+  }
+
+  /** Leaves the cluster: after the turns have drained, so their leases are released first. */
+  async close(): Promise<void> {
+    this.leases.stop();
+    this.removeLiveness?.();
+    await this.registry.leave();
+    await this.bus.close();
+    await this.pool.end().catch(() => undefined);
+  }
+
+  private receive(message: BusMessage): void {
+    const local = this.local;
+    if (local === null) return;
+    if (message.k === "f" && typeof message.s === "string") {
+      const frame = message.f as ServerFrame;
+      this.mirror.observe(message.s, frame);
+      local.deliver(message.s, frame);
+      return;
+    }
+    if (message.to !== this.replicaId || typeof message.id !== "string") return;
+    if (message.k === "cmd")
+      void this.forwarding.handleCommand(message.r, message.id, message.c as ForwardedCommand, (command) =>
+        local.execute(command),
+      );
+    else if (message.k === "re")
+      this.forwarding.handleReply(
+        message.id,
+        message.error as { code: string; name: string; message: string } | undefined,
+      );
+  }
+}

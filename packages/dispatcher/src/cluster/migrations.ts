@@ -1,0 +1,70 @@
+import type pg from "pg";
+import { SchemaTooNewError } from "../errors.js";
+
+/** Key of the advisory lock migrations run under: replicas starting at once migrate one after another. */
+const MIGRATION_LOCK_KEY = 7_314_250_220_001;
+
+/** The schema, one step per version; a step is never edited once released, only followed by another. */
+export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE openprogram_replicas (
+        id text PRIMARY KEY,
+        host text NOT NULL,
+        pid integer NOT NULL,
+        url text NOT NULL,
+        started_at timestamptz NOT NULL DEFAULT now(),
+        heartbeat_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE openprogram_session_leases (
+        session_id text PRIMARY KEY,
+        owner text NOT NULL,
+        acquired_at timestamptz NOT NULL DEFAULT now(),
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX openprogram_session_leases_owner ON openprogram_session_leases (owner);
+      CREATE TABLE openprogram_event_payloads (
+        id bigserial PRIMARY KEY,
+        body text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );`,
+  },
+];
+
+export const SCHEMA_VERSION = Math.max(...MIGRATIONS.map((step) => step.version));
+
+/**
+ * Brings the schema to SCHEMA_VERSION, each step in its own transaction,
+ * under a session advisory lock so that replicas starting together never run
+ * a step twice. A database migrated further (by a newer release) is refused
+ * with SchemaTooNewError: this release would misread it.
+ */
+export async function migrate(client: pg.ClientBase): Promise<{ from: number; to: number }> {
+  await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
+  try {
+    await client.query(
+      "CREATE TABLE IF NOT EXISTS openprogram_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+    );
+    const found = await client.query<{ version: number | null }>(
+      "SELECT max(version) AS version FROM openprogram_schema",
+    );
+    const from = found.rows[0]?.version ?? 0;
+    if (from > SCHEMA_VERSION) throw new SchemaTooNewError(from, SCHEMA_VERSION);
+    for (const step of MIGRATIONS) {
+      if (step.version <= from) continue;
+      await client.query("BEGIN");
+      try {
+        await client.query(step.sql);
+        await client.query("INSERT INTO openprogram_schema (version) VALUES ($1)", [step.version]);
+        await client.query("COMMIT");
+      } catch (error) {
+        await client.query("ROLLBACK");
+        throw error;
+      }
+    }
+    return { from, to: SCHEMA_VERSION };
+  } finally {
+    await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]);
+  }
+}

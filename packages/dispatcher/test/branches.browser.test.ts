@@ -1,0 +1,93 @@
+// The branch switcher and edit and resend on the web page, in Chromium, over a
+// session Python OpenProgram wrote (branched_shared): the page shows the head's
+// branch only, switches branches, and edits a past message onto a new branch.
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createTempStore, scriptedRuntime } from "@openprogram/session-context/testing";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { closeAll, startDispatcher } from "./helpers.js";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"];
+const UI_WAIT = { timeout: 30_000 };
+const V2_FIXTURE = fileURLToPath(
+  new URL("../../session-context/test/fixtures/python-openprogram-sessions-v2.tar.gz", import.meta.url),
+);
+
+/** Screenshots kept as test artifacts: beside the test reports (CI), else the repository's test-results/. */
+function artifactsDir(): string {
+  const root = process.env.OPENPROGRAM_TEST_REPORT_DIR ?? join(import.meta.dirname, "..", "..", "..", "test-results");
+  const dir = join(root, "screenshots");
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+let browser: Browser | undefined;
+let page: Page | undefined;
+afterAll(async () => {
+  await browser?.close();
+});
+afterEach(async () => {
+  await page?.close();
+  await closeAll();
+});
+
+describe("branches on the web page, in Chromium", () => {
+  it("shows the head's branch, switches branches, and edits a past message onto a new branch", async () => {
+    if (!existsSync(CHROMIUM))
+      throw new Error(
+        `Chromium is not installed at ${CHROMIUM}; install it (apt-get install -y chromium) or set CHROMIUM_PATH.`,
+      );
+    const store = createTempStore("openprogram-branches-browser-", { from: V2_FIXTURE });
+    const served = await startDispatcher({ store, runtime: scriptedRuntime(["Marrakesh."]).runtime });
+    browser ??= await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    page = await browser.newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    page.on("console", (message) => {
+      if (message.type() === "error") errors.push(message.text());
+    });
+    const meta = (): { head_id: string } =>
+      JSON.parse(readFileSync(join(store.root, "branched_shared", "meta.json"), "utf8")) as { head_id: string };
+
+    await page.goto(`${served.dispatcher.url}/?session=branched_shared`);
+    const messages = page.locator("#messages");
+    await messages.locator("li.llm", { hasText: "Seville." }).waitFor(UI_WAIT);
+    // The head's branch only: the other branch's turns are a switch away.
+    await expect.poll(() => messages.locator("li", { hasText: "Somewhere colder" }).count(), UI_WAIT).toBe(0);
+    const switcher = page.locator("#branch-select");
+    await switcher.waitFor({ state: "visible", ...UI_WAIT });
+    expect(await switcher.locator("option").allTextContents()).toEqual(["“Somewhere colder” (ba1sha)", "● warmer"]);
+
+    await switcher.selectOption("ba1sha");
+    await messages.locator("li.llm", { hasText: "Oslo." }).waitFor(UI_WAIT);
+    await expect.poll(() => messages.locator("li", { hasText: "Somewhere warmer" }).count(), UI_WAIT).toBe(0);
+    await expect.poll(() => meta().head_id, UI_WAIT).toBe("ba1sha");
+
+    // Edit and resend "Somewhere colder": a new branch beside it, the head on it, the old branch kept.
+    const colder = messages.locator("li.user", { hasText: "Somewhere colder" });
+    await colder.locator("button.edit-message").click();
+    const form = messages.locator("form.edit-form");
+    expect(await form.locator("textarea").inputValue()).toBe("Somewhere colder");
+    await form.locator("textarea").fill("Somewhere hotter");
+    await form.locator("button[type=submit]").click();
+    await messages.locator("li.llm", { hasText: "Marrakesh." }).waitFor(UI_WAIT);
+    await messages.locator("li.user", { hasText: "Somewhere hotter" }).waitFor(UI_WAIT);
+    await expect.poll(() => messages.locator("li", { hasText: "Somewhere colder" }).count(), UI_WAIT).toBe(0);
+    await expect.poll(() => switcher.locator("option").count(), UI_WAIT).toBe(3);
+    expect(await switcher.locator("option:checked").textContent()).toMatch(/^● “Somewhere hotter” \([0-9a-f]{8}\)$/);
+    const nodes = await store.db.loadNodes("branched_shared");
+    const edited = nodes.find((node) => node.output === "Somewhere hotter");
+    expect(edited).toMatchObject({ predecessor: "ba0sha", metadata: { edit_of: "bu1sha" } });
+    expect(meta().head_id).toBe(nodes.find((node) => node.output === "Marrakesh.")?.id);
+    expect(nodes.filter((node) => node.output === "Oslo." || node.output === "Seville.")).toHaveLength(2);
+    await page.screenshot({ path: join(artifactsDir(), "branch-switcher-after-edit.png"), fullPage: true });
+
+    // Back to the named branch through the switcher.
+    await switcher.selectOption({ label: "warmer" });
+    await messages.locator("li.llm", { hasText: "Seville." }).waitFor(UI_WAIT);
+    expect(errors).toEqual([]);
+  });
+});

@@ -1,0 +1,322 @@
+// Issue 20: dispatchers as replicas of a cluster coordinated through a real PostgreSQL (a fresh database per
+// file): leases across replicas, events relayed in order, frames forwarded to the replica running the turn,
+// big payloads, readiness through an outage, and migrations raced by replicas starting together.
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { agenticFunction, askUser, CancelledError } from "@openprogram/session-context";
+import { removeTree } from "@openprogram/session-context/testing";
+import pg from "pg";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createDispatcher, migrate, SCHEMA_VERSION, type Dispatcher, type LogEntry } from "../../src/index.js";
+import { TestClient } from "../../src/testing/index.js";
+import { asError, asFrame, closeAll, httpGet, onCleanup, type Frame } from "../helpers.js";
+import { createTestDatabase, type TestDatabase } from "./test-database.js";
+
+const step = agenticFunction({ name: "step", doc: "One step." }, async ({ index }: { index: number }) => {
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  return index * 2;
+});
+const askColor = agenticFunction({ name: "ask_color", doc: "A step, then a question." }, async () => {
+  await step({ index: 1 });
+  const color = await askUser("Which color?", { choices: ["red", "blue"] });
+  return `picked ${color}`;
+});
+const steps = agenticFunction({ name: "steps", doc: "Several steps." }, async ({ count }: { count: number }) => {
+  let sum = 0;
+  for (let index = 0; index < count; index++) sum += await step({ index });
+  return sum;
+});
+const bigResult = agenticFunction({ name: "big_result", doc: "A result over NOTIFY's limit." }, async () => {
+  await step({ index: 3 });
+  return "x".repeat(20_000);
+});
+const waitForStop = agenticFunction(
+  { name: "wait_for_stop", doc: "Waits until cancelled." },
+  (_input: Record<string, never>, { signal }) =>
+    new Promise((_resolve, reject) => {
+      signal.addEventListener("abort", () => reject(new CancelledError(String(signal.reason))), { once: true });
+    }),
+);
+const programs = { ask_color: askColor, steps, big_result: bigResult, wait_for_stop: waitForStop };
+
+let database: TestDatabase;
+let root: string;
+beforeAll(async () => {
+  database = await createTestDatabase();
+  root = mkdtempSync(join(tmpdir(), "openprogram-cluster-"));
+});
+afterAll(async () => {
+  await database.drop();
+  removeTree(root);
+});
+afterEach(closeAll);
+
+interface Replica {
+  dispatcher: Dispatcher;
+  logs: LogEntry[];
+  connect(): Promise<TestClient>;
+}
+
+async function startReplica(leaseTtlMs = 2_000): Promise<Replica> {
+  const logs: LogEntry[] = [];
+  const dispatcher = await createDispatcher({
+    port: 0,
+    sessionsRoot: root,
+    runtime: null,
+    programs,
+    log: (entry) => logs.push(entry),
+    cluster: { postgresUrl: database.url, leaseTtlMs, poolSize: 4 },
+  });
+  onCleanup(() => dispatcher.close());
+  return {
+    dispatcher,
+    logs,
+    connect: async () => {
+      const client = await TestClient.connect(dispatcher.wsUrl);
+      onCleanup(() => client.close());
+      return client;
+    },
+  };
+}
+
+/** A session made by a finished turn on `replica`, so other clients can subscribe to it. */
+async function newSession(client: TestClient): Promise<string> {
+  client.send({ type: "run", program: "steps", input: { count: 1 } });
+  await client.next("session");
+  const done = await client.next("turn_done");
+  return done.session_id;
+}
+
+/** The frames of a session a client received, without the subscription's own. */
+function sessionFrames(client: TestClient, sessionId: string): Frame[] {
+  return client.frames.filter(
+    (frame) =>
+      "session_id" in frame &&
+      frame.session_id === sessionId &&
+      !["subscribed", "unsubscribed", "session_detail", "error"].includes(frame.type),
+  );
+}
+
+/**
+ * The frames of one turn, from its `session` frame on. (The end of an earlier turn may reach a replica's new
+ * subscriber just after it subscribed: the channel delivers a moment later than the replica running the turn.)
+ */
+function turnFrames(client: TestClient, sessionId: string, turnId: string): Frame[] {
+  const frames = sessionFrames(client, sessionId);
+  const start = frames.findIndex((frame) => frame.type === "session" && frame.turn_id === turnId);
+  expect(start).toBeGreaterThanOrEqual(0);
+  return frames.slice(start);
+}
+
+/** Compares without printing kilobytes of a frame on failure. */
+function summary(frames: Frame[]): string[] {
+  return frames.map((frame) => `${frame.type} ${JSON.stringify(frame).length} ${JSON.stringify(frame).slice(0, 160)}`);
+}
+
+describe("migrations", () => {
+  it("replicas starting together migrate once; a schema newer than the release is refused with schema_too_new", async () => {
+    const fresh = await createTestDatabase();
+    onCleanup(() => fresh.drop());
+    const clients = Array.from({ length: 4 }, () => new pg.Client({ connectionString: fresh.url }));
+    await Promise.all(clients.map((client) => client.connect()));
+    const results = await Promise.all(clients.map((client) => migrate(client)));
+    await Promise.all(clients.map((client) => client.end()));
+    expect(results.filter((result) => result.from === 0)).toHaveLength(1);
+    expect(results.every((result) => result.to === SCHEMA_VERSION)).toBe(true);
+    const versions = await fresh.sql<{ version: number }>("SELECT version FROM openprogram_schema ORDER BY version");
+    expect(versions.rows.map((row) => row.version)).toEqual([SCHEMA_VERSION]);
+
+    await fresh.sql("INSERT INTO openprogram_schema (version) VALUES ($1)", [SCHEMA_VERSION + 1]);
+    const refused = await createDispatcher({
+      port: 0,
+      sessionsRoot: root,
+      runtime: null,
+      cluster: { postgresUrl: fresh.url },
+    }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: "schema_too_new" });
+    expect((refused as Error).message).toContain(`schema version ${SCHEMA_VERSION + 1}`);
+  });
+
+  it("an unreachable database is database_unavailable, and the message carries no password", async () => {
+    const refused = await createDispatcher({
+      port: 0,
+      sessionsRoot: root,
+      runtime: null,
+      cluster: { postgresUrl: "postgres://someone:s3cret-pw@127.0.0.1:1/nothing" },
+    }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: "database_unavailable" });
+    expect((refused as Error).message).not.toContain("s3cret-pw");
+    expect((refused as Error).message).toContain("127.0.0.1:1");
+  });
+});
+
+describe("two replicas on one sessions root and one database", () => {
+  it("one turn per session across replicas: the second gets session_busy naming the replica, then runs once the first ends", async () => {
+    const [a, b] = [await startReplica(), await startReplica()];
+    const onA = await a.connect();
+    const onB = await b.connect();
+    const sessionId = await newSession(onA);
+    onA.send({ type: "run", program: "ask_color", session_id: sessionId });
+    const question = await onA.next("question");
+    const busy = asError(
+      await onB.request({ type: "run", program: "steps", input: { count: 1 }, session_id: sessionId }, "session"),
+    );
+    expect(busy.code).toBe("session_busy");
+    expect(busy.message).toMatch(/running on replica \S+/);
+    onA.send({ type: "answer", question_id: question.question_id, value: "red" });
+    await onA.next("turn_done", (frame) => frame.result === "picked red");
+    onB.send({ type: "run", program: "steps", input: { count: 1 }, session_id: sessionId });
+    expect((await onB.next(["turn_done", "error"])).type).toBe("turn_done");
+  });
+
+  it("a subscriber on B sees the turn on A frame for frame, in order, and the session list is the same on both", async () => {
+    const [a, b] = [await startReplica(), await startReplica()];
+    const onA = await a.connect();
+    const onB = await b.connect();
+    const sessionId = await newSession(onA);
+    asFrame(await onA.request({ type: "subscribe", session_id: sessionId }, "subscribed"), "subscribed");
+    asFrame(await onB.request({ type: "subscribe", session_id: sessionId }, "subscribed"), "subscribed");
+    onA.send({ type: "run", program: "steps", input: { count: 8 }, session_id: sessionId });
+    const done = await onA.next("turn_done", (frame) => frame.session_id === sessionId && frame.result === 56);
+    await onB.next("turn_done", (frame) => frame.turn_id === done.turn_id);
+    const seenOnA = turnFrames(onA, sessionId, done.turn_id);
+    const seenOnB = turnFrames(onB, sessionId, done.turn_id);
+    expect(seenOnA.length).toBeGreaterThan(18);
+    expect(seenOnB).toEqual(seenOnA);
+
+    const listA = asFrame(await onA.request({ type: "list_sessions" }, "sessions"), "sessions");
+    const listB = asFrame(await onB.request({ type: "list_sessions" }, "sessions"), "sessions");
+    expect(listB.sessions).toEqual(listA.sessions);
+    expect(listA.sessions.map((session) => session.id)).toContain(sessionId);
+  });
+
+  it("answer, an invalid answer, decline and stop sent to B reach the turn on A; subscribe on B re-delivers the pending question", async () => {
+    const [a, b] = [await startReplica(), await startReplica()];
+    const onA = await a.connect();
+    const onB = await b.connect();
+    const sessionId = await newSession(onA);
+    onA.send({ type: "run", program: "ask_color", session_id: sessionId });
+    await onA.next("session");
+    const question = await onA.next("question");
+    // Subscribing after the question was asked: B re-delivers it, as A would.
+    asFrame(await onB.request({ type: "subscribe", session_id: sessionId }, "subscribed"), "subscribed");
+    expect(await onB.next("question")).toEqual(question);
+    const subscribed = onB.frames.find((frame) => frame.type === "subscribed");
+    expect(subscribed).toMatchObject({ busy: true });
+
+    const invalid = asError(
+      await onB.request({ type: "answer", question_id: question.question_id, value: "green" }, "question_closed"),
+    );
+    expect(invalid.code).toBe("invalid_answer");
+    onB.send({ type: "answer", question_id: question.question_id, value: "blue" });
+    expect(await onA.next("turn_done")).toMatchObject({ session_id: sessionId, result: "picked blue" });
+    expect(await onB.next("turn_done")).toMatchObject({ session_id: sessionId, result: "picked blue" });
+
+    onA.send({ type: "run", program: "ask_color", session_id: sessionId });
+    await onA.next("session");
+    const second = await onA.next("question", (frame) => frame.question_id !== question.question_id);
+    await onB.next("question", (frame) => frame.question_id === second.question_id);
+    onB.send({ type: "decline", question_id: second.question_id, reason: "not now" });
+    expect(await onA.next("turn_failed")).toMatchObject({ session_id: sessionId, error: { code: "user_declined" } });
+
+    onA.send({ type: "run", program: "wait_for_stop", session_id: sessionId });
+    const waiting = await onA.next("session", (frame) => frame.session_id === sessionId);
+    await onB.next("session", (frame) => frame.turn_id === waiting.turn_id);
+    onB.send({ type: "stop", session_id: sessionId });
+    const stopped = await onA.next("turn_failed", (frame) => frame.error.code === "cancelled");
+    expect(stopped.session_id).toBe(sessionId);
+    const none = asError(await onB.request({ type: "stop", session_id: sessionId }, "subscribed"));
+    expect(none.code).toBe("no_running_turn");
+  });
+
+  it("a frame over NOTIFY's 8000 bytes reaches B whole, in its place", async () => {
+    const [a, b] = [await startReplica(), await startReplica()];
+    const onA = await a.connect();
+    const onB = await b.connect();
+    const sessionId = await newSession(onA);
+    asFrame(await onB.request({ type: "subscribe", session_id: sessionId }, "subscribed"), "subscribed");
+    onA.send({ type: "run", program: "big_result", session_id: sessionId });
+    const started = await onA.next("session", (frame) => frame.session_id === sessionId);
+    const done = await onB.next("turn_done", (frame) => frame.turn_id === started.turn_id);
+    expect(done.result === "x".repeat(20_000)).toBe(true);
+    await onA.next("turn_done", (frame) => frame.turn_id === started.turn_id);
+    expect(summary(turnFrames(onB, sessionId, started.turn_id))).toEqual(
+      summary(turnFrames(onA, sessionId, started.turn_id)),
+    );
+    const stored = await database.sql<{ n: number }>("SELECT count(*)::int AS n FROM openprogram_event_payloads");
+    expect(stored.rows[0]?.n).toBeGreaterThan(0);
+  });
+
+  it("a lease left by a dead replica blocks the session until it expires, then any replica runs it", async () => {
+    const b = await startReplica();
+    const onB = await b.connect();
+    const sessionId = await newSession(onB);
+    await database.sql(
+      `INSERT INTO openprogram_session_leases (session_id, owner, expires_at)
+         VALUES ($1, 'dead-replica', now() + interval '800 milliseconds')
+       ON CONFLICT (session_id) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at`,
+      [sessionId],
+    );
+    const busy = asError(
+      await onB.request({ type: "run", program: "steps", input: { count: 1 }, session_id: sessionId }, "session"),
+    );
+    expect(busy.message).toContain("dead-replica");
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    onB.send({ type: "run", program: "steps", input: { count: 1 }, session_id: sessionId });
+    expect((await onB.next(["turn_done", "error"])).type).toBe("turn_done");
+    const leases = await database.sql<{ n: number }>(
+      "SELECT count(*)::int AS n FROM openprogram_session_leases WHERE session_id = $1",
+      [sessionId],
+    );
+    expect(leases.rows[0]?.n).toBe(0);
+  });
+});
+
+describe("database outage", () => {
+  it("readiness fails with the reason while the database is unreachable, and recovers when it is back", async () => {
+    const a = await startReplica();
+    expect((await httpGet(`${a.dispatcher.url}/readyz`)).status).toBe(200);
+    await database.cutOff();
+    try {
+      const down = await httpGet(`${a.dispatcher.url}/readyz`);
+      expect(down.status).toBe(503);
+      expect(down.body).toMatch(/cluster database/);
+    } finally {
+      await database.restore();
+    }
+    let status = 0;
+    for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      status = (await httpGet(`${a.dispatcher.url}/readyz`)).status;
+    }
+    expect(status).toBe(200);
+  });
+
+  it("an outage mid-turn fails the turn's coordination cleanly (lease_lost), its record committed; the replica reconnects", async () => {
+    const a = await startReplica(900);
+    const onA = await a.connect();
+    const sessionId = await newSession(onA);
+    onA.send({ type: "run", program: "wait_for_stop", session_id: sessionId });
+    await onA.next("session");
+    await onA.next("status", (frame) => frame.status === "running");
+    await database.cutOff();
+    try {
+      const failed = await onA.next("turn_failed");
+      expect(failed.session_id).toBe(sessionId);
+      expect(a.logs.some((entry) => entry.event === "lease_lost")).toBe(true);
+    } finally {
+      await database.restore();
+    }
+    // The turn's own writes are in git: the session is idle on disk, its turn committed.
+    const list = asFrame(await onA.request({ type: "list_sessions" }, "sessions"), "sessions");
+    expect(list.sessions.find((session) => session.id === sessionId)?.status).not.toBe("running");
+    let ran = false;
+    for (let attempt = 0; attempt < 60 && !ran; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      onA.send({ type: "run", program: "steps", input: { count: 1 }, session_id: sessionId });
+      ran = (await onA.next(["turn_done", "error"])).type === "turn_done";
+    }
+    expect(ran).toBe(true);
+  });
+});

@@ -1,0 +1,194 @@
+// Branches on the web page: the branch switcher in the session bar, the
+// conversation shown as the head's branch only, and edit and resend of a past
+// message. It speaks the dispatcher's branch frames (list_branches, checkout,
+// and chat with `from`; see the package README) and builds every element with
+// textContent, like app.js.
+
+/**
+ * The page's branch view. `send` sends a frame, `startTurn` starts a turn as
+ * the chat form does, `rerender` schedules a redraw of the conversation,
+ * `nodes()` is the session's nodes by id (to label unnamed branches).
+ */
+export function createBranchView({ send, startTurn, rerender, currentSession, nodes }) {
+  const view = {
+    /** The session's head as this page knows it; undefined until the session's detail arrives. */
+    headId: undefined,
+    tips: [],
+    /** The node whose message is being edited, or null. */
+    editing: null,
+  };
+
+  const select = document.createElement("select");
+  select.id = "branch-select";
+  select.setAttribute("aria-label", "Branch");
+  select.hidden = true;
+  select.addEventListener("change", () => {
+    const sessionId = currentSession();
+    if (sessionId && select.value) send({ type: "checkout", session_id: sessionId, node_id: select.value });
+  });
+  const label = document.createElement("label");
+  label.className = "branch-switcher";
+  label.append("Branch ", select);
+  label.hidden = true;
+  document.querySelector(".session-bar")?.append(label);
+
+  function renderSwitcher() {
+    const options = view.tips.map((tip, index) => {
+      const option = document.createElement("option");
+      option.value = tip.head_id;
+      option.textContent = `${tip.active ? "● " : ""}${tip.name ?? unnamedLabel(tip, index)}`;
+      option.selected = tip.active;
+      return option;
+    });
+    // A head on an earlier turn (checked out mid-branch) is on no tip: say so rather than pick one.
+    if (!view.tips.some((tip) => tip.active) && view.headId) {
+      const detached = document.createElement("option");
+      detached.value = "";
+      detached.textContent = `at an earlier turn (${view.headId.slice(0, 8)})`;
+      detached.selected = true;
+      options.unshift(detached);
+    }
+    select.replaceChildren(...options);
+    // One branch needs no switcher.
+    label.hidden = select.hidden = view.tips.length < 2;
+  }
+
+  /** An unnamed branch says what its last message asked: `“Somewhere colder” (ba1sha)`. */
+  function unnamedLabel(tip, index) {
+    const all = nodes();
+    let node = all.get(tip.head_id);
+    const seen = new Set();
+    while (node && node.role !== "user" && !seen.has(node.id)) {
+      seen.add(node.id);
+      node = all.get(node.predecessor);
+    }
+    const asked = node && typeof node.output === "string" ? node.output.replace(/\s+/g, " ").trim() : "";
+    const short = tip.head_id.slice(0, 8);
+    if (asked === "") return `branch ${index + 1} (${short})`;
+    return `“${asked.length > 40 ? `${asked.slice(0, 39)}…` : asked}” (${short})`;
+  }
+
+  /** Follows a frame; returns true for the frames this view owns. */
+  function observe(frame) {
+    const sessionId = currentSession();
+    switch (frame.type) {
+      case "session_detail":
+        if (frame.session_id !== sessionId) return false;
+        view.headId = frame.meta.head_id ?? null;
+        send({ type: "list_branches", session_id: sessionId });
+        return false;
+      case "node":
+        if (frame.session_id !== sessionId || frame.op !== "append" || frame.node.caller !== "") return false;
+        // The head follows the conversation as it grows, and jumps to an edited message's new branch.
+        if (frame.node.metadata.edit_of !== undefined || frame.node.predecessor === (view.headId ?? null))
+          view.headId = frame.node.id;
+        return false;
+      case "turn_done":
+      case "turn_failed":
+        if (frame.session_id === sessionId) send({ type: "list_branches", session_id: sessionId });
+        return false;
+      case "branches":
+        if (frame.session_id !== sessionId) return true;
+        view.tips = frame.branches;
+        view.headId = frame.head_id;
+        renderSwitcher();
+        rerender();
+        return true;
+      case "head_moved":
+        if (frame.session_id === sessionId) {
+          view.headId = frame.head_id;
+          rerender();
+        }
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /** Forgets the previous session's branches (a session was selected). */
+  function reset() {
+    view.headId = undefined;
+    view.tips = [];
+    view.editing = null;
+    renderSwitcher();
+  }
+
+  /**
+   * The ids of the top-level nodes on the head's branch, walking predecessors
+   * back from the head, and the unfinished reply hanging on it (null while
+   * the head is unknown: everything shows).
+   */
+  function visibleIds(nodes) {
+    if (view.headId === undefined) return null;
+    const ids = new Set();
+    let current = view.headId;
+    while (current && current !== "ROOT" && !ids.has(current)) {
+      const node = nodes.get(current);
+      if (!node) break;
+      ids.add(current);
+      current = node.predecessor;
+    }
+    // A reply that has not completed (streaming, stopped, failed) hangs on the head without becoming it: shown too.
+    for (const node of nodes.values()) {
+      const status = node.metadata.status;
+      if (
+        node.caller === "" &&
+        node.predecessor === view.headId &&
+        node.role !== "user" &&
+        status &&
+        status !== "completed"
+      )
+        ids.add(node.id);
+    }
+    return ids;
+  }
+
+  /** The Edit button of a past user message, or its edit form while it is being edited. */
+  function editControls(node, busy) {
+    if (view.editing === node.id) return editForm(node);
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "edit-message";
+    button.textContent = "Edit";
+    button.title = "Edit and resend: a new branch from here; this one is kept";
+    button.disabled = busy;
+    button.addEventListener("click", () => {
+      view.editing = node.id;
+      rerender();
+    });
+    return button;
+  }
+
+  function editForm(node) {
+    const form = document.createElement("form");
+    form.className = "edit-form";
+    const area = document.createElement("textarea");
+    area.rows = 3;
+    area.value = typeof node.output === "string" ? node.output : "";
+    area.setAttribute("aria-label", "Edited message");
+    const resend = document.createElement("button");
+    resend.type = "submit";
+    resend.className = "primary";
+    resend.textContent = "Send as a new branch";
+    const cancel = document.createElement("button");
+    cancel.type = "button";
+    cancel.textContent = "Cancel";
+    cancel.addEventListener("click", () => {
+      view.editing = null;
+      rerender();
+    });
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const text = area.value.trim();
+      if (text === "") return;
+      view.editing = null;
+      startTurn({ type: "chat", text, from: node.id });
+      rerender();
+    });
+    form.append(area, resend, cancel);
+    queueMicrotask(() => area.focus());
+    return form;
+  }
+
+  return { observe, reset, visibleIds, editControls, isEditing: (nodeId) => view.editing === nodeId };
+}

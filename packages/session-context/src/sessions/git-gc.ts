@@ -1,0 +1,78 @@
+import { lstatSync, mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { SessionNotFoundError } from "../errors.js";
+import { DIR_MODE } from "../store/atomic-file.js";
+import { withLock } from "../store/file-lock.js";
+import { collectGarbage } from "../store/git-repo.js";
+import { openStore } from "../store/open-store.js";
+import { storeInternals } from "../store/store-internals.js";
+import type { StoreOption } from "./manage.js";
+
+/** One session repository `gcSessions` looked at. */
+export interface GcEntry {
+  sessionId: string;
+  /** Bytes `.git/` took on disk before and after (allocated blocks, as `du` counts them). */
+  bytesBefore: number;
+  bytesAfter: number;
+  /** Not collected, and why: a turn is running in it, or it has no repository yet. */
+  skipped?: "running" | "no_repository";
+}
+
+/** What `gcSessions` did. */
+export interface GcReport {
+  root: string;
+  sessions: GcEntry[];
+  /** Sum of `bytesBefore - bytesAfter` (can be negative for a repository gc had nothing to pack). */
+  bytesSaved: number;
+}
+
+/**
+ * Runs `git gc` in each session repository (or one), never in a session
+ * running a turn, and under the session's commit lock so no commit of ours
+ * runs meanwhile; reports the space `.git/` took before and after.
+ */
+export async function gcSessions(options: StoreOption & { sessionId?: string } = {}): Promise<GcReport> {
+  const db = options.db ?? openStore();
+  const internals = storeInternals(db);
+  let ids: string[];
+  if (options.sessionId !== undefined) {
+    if (!internals.exists(options.sessionId)) throw new SessionNotFoundError(options.sessionId);
+    ids = [options.sessionId];
+  } else {
+    ids = (await db.listSessions({ includeArchived: true }))
+      .map((record) => record.id)
+      .filter((id) => internals.exists(id));
+  }
+  const report: GcReport = { root: db.root, sessions: [], bytesSaved: 0 };
+  for (const sessionId of ids) {
+    const paths = internals.paths(sessionId);
+    const bytesBefore = diskUsage(paths.git);
+    const entry: GcEntry = { sessionId, bytesBefore, bytesAfter: bytesBefore };
+    if (bytesBefore === 0) entry.skipped = "no_repository";
+    else if (internals.liveTurnIds(sessionId).length > 0) entry.skipped = "running";
+    else {
+      // `.state/` (where the lock lives) is ours; a session written by Python does not have it yet.
+      mkdirSync(paths.state, { recursive: true, mode: DIR_MODE });
+      await withLock(paths.commitLock, () => collectGarbage(paths));
+      entry.bytesAfter = diskUsage(paths.git);
+      report.bytesSaved += bytesBefore - entry.bytesAfter;
+    }
+    report.sessions.push(entry);
+  }
+  return report;
+}
+
+/** Allocated bytes under a directory (0 when it is missing), without following links. */
+function diskUsage(path: string): number {
+  let stat;
+  try {
+    stat = lstatSync(path);
+  } catch {
+    return 0;
+  }
+  let total = stat.blocks * 512;
+  if (stat.isDirectory()) {
+    for (const name of readdirSync(path)) total += diskUsage(join(path, name));
+  }
+  return total;
+}

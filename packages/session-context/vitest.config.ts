@@ -4,10 +4,11 @@ import { sharedTestConfig } from "../../vitest.shared.js";
 // Heavy (run alone by test:heavy): concurrent contexts (a hundred turns, each with a git
 // commit), and type-aware ESLint over the whole source tree (76 s beside the light tests and
 // the lint tasks of every package, against a 60 s timeout; about 15 s alone), a child killed mid-stream, and a
-// 400-turn session kept inside a small window by compaction.
+// 400-turn session kept inside a small window by compaction, and eight children killed mid-turn (commit-kill).
 export default defineConfig(({ mode }) =>
   sharedTestConfig(import.meta.dirname, {
     heavy: [
+      "test/commit-kill.test.ts",
       "test/concurrent-contexts.test.ts",
       "test/lint-boundary.test.ts",
       "test/streaming-crash.test.ts",

@@ -43,7 +43,14 @@ async function start(): Promise<{ port: number; wsUrl: string; close: () => Prom
     };
   }
   if (mode === "dispatcher") {
-    const dispatcher = await createDispatcher({ port: 0, db: store.db, runtime });
+    // Every bench client connects from 127.0.0.1: the per-address cap (64) would refuse a round whose clients
+    // connect while the last round's sockets are still closing on a loaded machine.
+    const dispatcher = await createDispatcher({
+      port: 0,
+      db: store.db,
+      runtime,
+      limits: { maxConnectionsPerAddress: 512 },
+    });
     return { port: dispatcher.port, wsUrl: dispatcher.wsUrl, close: () => dispatcher.close() };
   }
   throw new Error(`server-child: unknown mode ${String(mode)}; use echo or dispatcher.`);
@@ -257,8 +264,8 @@ async function crash(sessionId: string): Promise<void> {
 /** This process's CPU time so far (ms), and the registry file's identity (each write renames a new file into place). */
 function cpu(): { cpuMs: number; registry: string } {
   const usage = process.cpuUsage();
-  const stats = statSync(join(store.root, "index.json"));
-  return { cpuMs: (usage.user + usage.system) / 1000, registry: `${stats.ino}:${stats.mtimeMs}` };
+  const stats = statSync(join(store.root, "index.json"), { throwIfNoEntry: false });
+  return { cpuMs: (usage.user + usage.system) / 1000, registry: `${stats?.ino}:${stats?.mtimeMs}` };
 }
 
 const server = await start();

@@ -166,6 +166,8 @@ describe("bad input gets an error frame naming the problem, and the connection s
       type: "turn_done",
       session_id: "dots.in.the.middle",
     });
+    // index.json, a cache of the sessions, is written shortly after the turn (the core's registry.ts).
+    await served.store.db.flushRegistry();
     const home = dirname(served.store.root);
     expect(readdirSync(home)).toEqual(["sessions"]);
     expect(readdirSync(served.store.root).filter((name) => !name.startsWith("."))).toEqual([

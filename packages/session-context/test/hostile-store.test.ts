@@ -198,6 +198,7 @@ describe("a path that exists but is not a session", () => {
     );
     expect(handles.filter(Boolean)).toHaveLength(1);
     expect(await new SessionDB({ root: store.root }).loadNodes("same")).toHaveLength(12);
+    await store.db.flushRegistry();
     expect(readdirSync(store.root).sort()).toEqual(["index.json", "same"]);
   });
 
@@ -367,6 +368,8 @@ describe("node files that do not parse are never committed", () => {
     process.on("warning", onWarning);
     try {
       await turn(new SessionDB({ root: store.root }), "s", "second");
+      // process.emitWarning delivers on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
     } finally {
       process.off("warning", onWarning);
     }

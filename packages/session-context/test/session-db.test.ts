@@ -181,6 +181,7 @@ describe("nodes", () => {
   it("writes files 0600 and directories 0700, and leaves no temp files", async () => {
     await store.db.createSession({ id: "perm" });
     await store.db.appendNode("perm", { role: "user", output: "x" });
+    await store.db.flushRegistry();
     const mode = (path: string): number => statSync(path).mode & 0o777;
     const dir = join(store.root, "perm");
     expect(mode(dir)).toBe(0o700);
@@ -446,6 +447,7 @@ describe("deletion and turns exclude each other", () => {
         outcomes.deleted++;
       }
     }
+    await store.db.flushRegistry();
     const registry = JSON.parse(readFileSync(join(store.root, "index.json"), "utf8")) as Record<
       string,
       { status: string }

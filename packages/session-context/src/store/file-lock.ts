@@ -82,6 +82,22 @@ export async function acquireLockFile(
   }
 }
 
+/**
+ * The same, synchronously, for a process that is exiting (no event loop
+ * left to wait on): retries for at most `timeoutMs`, sleeping the thread
+ * between tries. Null when the lock could not be had in time.
+ */
+export function acquireLockFileSync(lockPath: string, options: LockOptions = {}): AcquiredLock | null {
+  const deadline = Date.now() + (options.timeoutMs ?? 1_000);
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    const content = tryAcquire(lockPath, options.staleMs ?? 120_000);
+    if (content !== null) return { path: lockPath, content, release: () => release(lockPath) };
+    if (Date.now() > deadline) return null;
+    Atomics.wait(sleeper, 0, 0, 2);
+  }
+}
+
 /** Creates the lock file; returns its content, or null when another holds it. */
 function tryAcquire(lockPath: string, staleMs: number): string | null {
   const content = `${PID} ${HOST} ${randomHex(12)}\n`;

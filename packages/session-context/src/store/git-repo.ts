@@ -13,6 +13,10 @@ import { dirname, join } from "node:path";
 import type * as SimpleGitModule from "simple-git";
 import type { SimpleGit } from "simple-git";
 import { GitError, UnsafeSessionPathError } from "../errors.js";
+import { UnsupportedIndexError } from "./git/git-index.js";
+import { commitInProcess } from "./git/in-process-commit.js";
+import { initRepositoryInProcess } from "./git/init-repository.js";
+import { readHead } from "./git/refs.js";
 import { parseNodeText } from "./history.js";
 import { GIT_EXCLUDES, parseNodeFileName, type SessionPaths } from "./layout.js";
 import { reportStoreProblem } from "./registry.js";
@@ -194,18 +198,18 @@ function makeCommitMessagePrivate(paths: SessionPaths): void {
   }
 }
 
-/** How long a git index lock may be held by someone else before it counts as abandoned. */
-const INDEX_LOCK_WAIT_MS = 2_000;
+/** How long a git lock file may be held by someone else before it counts as abandoned. */
+const GIT_LOCK_WAIT_MS = 2_000;
 
 /**
- * Removes a `.git/index.lock` left by a process killed in the middle of a git
- * command. Our own git writes run under the session's commit lock, so a lock
- * file seen here belongs to a dead process, or to a foreign git (the Python
- * store, a person) that is given a moment to finish first.
+ * Removes a git lock file (`.git/index.lock`, `.git/refs/heads/main.lock`)
+ * left by a process killed in the middle of a commit. Our own git writes run
+ * under the session's commit lock, so a lock file seen here belongs to a dead
+ * process, or to a foreign git (the Python store, a person) that is given a
+ * moment to finish first.
  */
-async function clearAbandonedIndexLock(paths: SessionPaths): Promise<void> {
-  const lock = join(paths.git, "index.lock");
-  const deadline = Date.now() + INDEX_LOCK_WAIT_MS;
+async function clearAbandonedLock(lock: string): Promise<void> {
+  const deadline = Date.now() + GIT_LOCK_WAIT_MS;
   while (existsSync(lock)) {
     if (Date.now() > deadline) {
       rmSync(lock, { force: true });
@@ -218,15 +222,68 @@ async function clearAbandonedIndexLock(paths: SessionPaths): Promise<void> {
   }
 }
 
+/** The lock files a commit takes: the index's and the branch's. */
+function gitLockFiles(paths: SessionPaths): string[] {
+  const locks = [join(paths.git, "index.lock")];
+  try {
+    locks.push(join(paths.git, `${readHead(paths.git).ref}.lock`));
+  } catch {
+    // an unusual HEAD: the git command reports it
+  }
+  return locks;
+}
+
 /**
  * Stages everything and commits; returns the new sha, or null when nothing
- * changed. A node file that does not parse is left out of the commit (the
- * last good version stays in git for `sessions doctor --fix` to restore) and
- * reported.
+ * changed. Done in this process (git/in-process-commit.ts: no child process
+ * per turn); a repository that needs more of git than that (hooks, ignore
+ * files, packed history) is committed by git itself. A node file that does
+ * not parse is left out of the commit (the last good version stays in git
+ * for `sessions doctor --fix` to restore) and reported.
  */
 export async function commitAll(paths: SessionPaths, message: string): Promise<string | null> {
+  await ensureRepositoryInProcess(paths);
+  for (const lock of gitLockFiles(paths)) await clearAbandonedLock(lock);
+  try {
+    const { commit, leftOut } = commitInProcess(paths, message, GIT_AUTHOR);
+    for (const entry of leftOut) reportLeftOut(paths, entry);
+    return commit;
+  } catch (error) {
+    if (error instanceof UnsupportedIndexError) return commitWithGit(paths, message);
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") {
+      // A foreign git took the index lock between our check and our commit: let git wait its turn for us.
+      return commitWithGit(paths, message);
+    }
+    throw gitFailure(paths, "commit", error);
+  }
+}
+
+/** Creates the repository in-process when it is missing (see init-repository.ts); else adds our exclusions. */
+async function ensureRepositoryInProcess(paths: SessionPaths): Promise<void> {
+  const state = repositoryState(paths);
+  if (prepared.has(paths.dir) && state === "directory") return;
+  if (state === "missing") {
+    try {
+      initRepositoryInProcess(paths.git, paths.state, GIT_AUTHOR);
+    } catch (error) {
+      throw gitFailure(paths, "init", error);
+    }
+  }
+  await ensureRepository(paths);
+}
+
+function reportLeftOut(paths: SessionPaths, entry: { relativePath: string; reason: string }): void {
+  reportStoreProblem(
+    `${join(paths.dir, entry.relativePath)} is not a valid node file (${entry.reason}); it was left out of ` +
+      `the commit of session '${paths.sessionId}'. Run \`openprogram sessions doctor ${paths.sessionId} --fix\` ` +
+      "to restore its last committed version.",
+  );
+}
+
+/** The same commit by `git add -A` and `git commit`, for repositories the in-process writer leaves to git. */
+async function commitWithGit(paths: SessionPaths, message: string): Promise<string | null> {
   const git = await ensureRepository(paths);
-  await clearAbandonedIndexLock(paths);
+  await clearAbandonedLock(join(paths.git, "index.lock"));
   let operation = "add";
   try {
     // --verbose: see ensureRepository on simple-git's wait after silent commands; it also names what was staged.
@@ -235,13 +292,7 @@ export async function commitAll(paths: SessionPaths, message: string): Promise<s
     if (unparsable.length > 0) {
       operation = "reset";
       await git.raw(["reset", "--", ...unparsable.map((entry) => entry.relativePath)]);
-      for (const entry of unparsable) {
-        reportStoreProblem(
-          `${join(paths.dir, entry.relativePath)} is not a valid node file (${entry.reason}); it was left out of ` +
-            `the commit of session '${paths.sessionId}'. Run \`openprogram sessions doctor ${paths.sessionId} --fix\` ` +
-            "to restore its last committed version.",
-        );
-      }
+      for (const entry of unparsable) reportLeftOut(paths, entry);
     }
     operation = "commit";
     // simple-git parses the sha from git's summary line, so no --quiet; an empty sha means nothing changed.

@@ -1,15 +1,46 @@
-import { existsSync, readdirSync, readFileSync, renameSync, statSync } from "node:fs";
-import { join } from "node:path";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { StoreWriteError } from "../errors.js";
 import { isValidSessionId } from "../ids.js";
 import { dumpsPythonIndented } from "../json/python-json.js";
-import { writeFileAtomic } from "./atomic-file.js";
-import { withLock } from "./file-lock.js";
+import { FILE_MODE, writeFileAtomic } from "./atomic-file.js";
+import { randomHex } from "../ids.js";
+import { acquireLockFileSync, withLock, type AcquiredLock } from "./file-lock.js";
+import { flushOnExit } from "./registry-exit.js";
 import { INDEX_FILE, REGISTRY_LOCK_FILE } from "./layout.js";
 import { readMetaFile } from "./meta-file.js";
 import type { SessionMeta, SessionRecord } from "./types.js";
 
 type Entries = Record<string, SessionRecord>;
+
+/** A change to one session's entry waiting for the next flush. */
+export interface QueuedChange {
+  /** The session's folder: a session deleted meanwhile (its folder moved aside) gets no entry back. */
+  sessionDir: string;
+  /** The entry for a session the registry does not list yet (built from its meta.json). */
+  fallback: () => SessionRecord;
+  change: (current: SessionRecord) => SessionRecord;
+}
+
+const registries = new Map<string, SessionRegistry>();
+
+/** Flushes wait at least this long, so that the changes of many turns share one write. */
+const MIN_FLUSH_DELAY_MS = 20;
+/** ...and at most this long: a Python process listing sessions sees a status at most about a second stale. */
+const MAX_FLUSH_DELAY_MS = 1_000;
+/** A flush may take at most about this share of the time (a big registry flushes less often, never slower turns). */
+const FLUSH_DUTY = 8;
 
 /** The registry lock is held for one durable write; one older than this was left by a killed process. */
 const REGISTRY_LOCK = { staleMs: 10_000, timeoutMs: 30_000 };
@@ -22,6 +53,16 @@ export function reportStoreProblem(message: string): void {
 /**
  * `<root>/index.json`: id -> registry entry, written by both stores.
  *
+ * The registry is a cache: each session's meta.json and history are the
+ * truth, and the registry is rebuilt from them when it is lost. A turn's
+ * status changes are queued (`queue`) and written together shortly after
+ * (one read-modify-write under the registry lock per flush, however many
+ * turns of however many sessions changed meanwhile), so no turn waits for
+ * the registry or for the other sessions' turns; this process's reads see
+ * the queued changes at once, other processes within a second. Rare changes
+ * a user makes (title, pin, archive, delete) go through `update`, which
+ * writes at once and takes the queued changes along.
+ *
  * Reads reuse the parsed registry while the file's bytes are unchanged (a
  * byte compare is far cheaper than parsing a thousand entries). Writes are
  * read-modify-write under a lock so processes never lose each other's updates.
@@ -31,14 +72,133 @@ export class SessionRegistry {
   private readonly indexPath: string;
   private readonly lockPath: string;
   private cached: { raw: Buffer; entries: Entries } | null = null;
+  private pending = new Map<string, QueuedChange[]>();
+  private flushTimer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> | null = null;
+  private lastFlushMs = 0;
+  private inFlight: Map<string, QueuedChange[]> | null = null;
+  private reportedFailure = false;
 
-  constructor(private readonly root: string) {
+  private constructor(private readonly root: string) {
     this.indexPath = join(root, INDEX_FILE);
     this.lockPath = join(root, REGISTRY_LOCK_FILE);
   }
 
-  /** The current entries. Treat the result as read-only. */
+  /** The one registry of this root in this process: every store instance on it sees the same queued changes. */
+  static of(root: string): SessionRegistry {
+    let registry = registries.get(root);
+    if (!registry) {
+      registry = new SessionRegistry(root);
+      registries.set(root, registry);
+    }
+    return registry;
+  }
+
+  /** The current entries, with this process's queued changes applied. Treat the result as read-only. */
   async read(): Promise<Entries> {
+    const entries = await this.readFile();
+    if (this.pending.size === 0 && this.inFlight === null) return entries;
+    const overlaid = { ...entries };
+    // Changes a flush is writing now are in neither the file nor the queue: applied first, then the queue.
+    if (this.inFlight) applyQueued(overlaid, this.inFlight);
+    applyQueued(overlaid, this.pending);
+    return overlaid;
+  }
+
+  /** Queues a change to one entry; it reaches index.json with the next flush (at most about a second later). */
+  queue(sessionId: string, change: QueuedChange): void {
+    let changes = this.pending.get(sessionId);
+    if (!changes) {
+      changes = [];
+      this.pending.set(sessionId, changes);
+    }
+    changes.push(change);
+    this.scheduleFlush();
+    flushOnExit(this);
+  }
+
+  /** True while queued changes wait for a flush. */
+  hasPending(): boolean {
+    return this.pending.size > 0;
+  }
+
+  /** Writes every queued change now (resolves once they are in index.json). */
+  async flush(): Promise<void> {
+    if (this.flushTimer) {
+      clearTimeout(this.flushTimer);
+      this.flushTimer = null;
+    }
+    while (this.flushing) await this.flushing;
+    if (this.pending.size === 0) return;
+    // The whole store was removed (a test's temp dir, a deleted home): nothing is left to list.
+    if (!existsSync(this.root)) {
+      this.pending = new Map();
+      return;
+    }
+    const started = performance.now();
+    let failed = false;
+    this.flushing = this.update(() => undefined)
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          // A read-only or full disk: the changes stay queued and are tried again a second later (the cache is
+          // rebuilt from meta.json anyway); said once.
+          failed = true;
+          if (!this.reportedFailure)
+            reportStoreProblem(`Could not update ${this.indexPath}: ${(error as Error).message}`);
+          this.reportedFailure = true;
+        },
+      )
+      .finally(() => {
+        this.lastFlushMs = failed ? MAX_FLUSH_DELAY_MS : performance.now() - started;
+        this.flushing = null;
+      });
+    await this.flushing;
+  }
+
+  /**
+   * The last flush of an exiting process, synchronously (no event loop is
+   * left): best effort, since whatever it cannot write is rebuilt or
+   * recovered from the sessions' own files.
+   */
+  flushSync(): void {
+    if (this.pending.size === 0) return;
+    let lock: AcquiredLock | null;
+    try {
+      lock = acquireLockFileSync(this.lockPath, { staleMs: REGISTRY_LOCK.staleMs, timeoutMs: 1_000 });
+    } catch {
+      // The root is gone (removed with its sessions) or read-only: nothing to write to.
+      return;
+    }
+    if (!lock) return;
+    try {
+      const raw = readOrNull(this.indexPath);
+      const entries = (raw === null ? null : parseEntries(raw)) ?? this.rebuildFromMeta();
+      applyQueued(entries, this.pending);
+      this.pending = new Map();
+      writeFileAtomicSync(this.indexPath, dumpsPythonIndented(entries));
+    } catch {
+      // see above: best effort
+    } finally {
+      lock.release();
+    }
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushTimer) return;
+    const delay = Math.min(MAX_FLUSH_DELAY_MS, Math.max(MIN_FLUSH_DELAY_MS, this.lastFlushMs * FLUSH_DUTY));
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = null;
+      void this.flush().then(() => {
+        if (this.pending.size > 0) this.scheduleFlush();
+      });
+    }, delay);
+    // An exiting process flushes in its exit hook (registry-exit.ts) instead of being kept alive for the timer.
+    this.flushTimer.unref();
+  }
+
+  /** The entries of index.json as it is on disk (rebuilt from meta.json files when missing or unparsable). */
+  private async readFile(): Promise<Entries> {
     const raw = readOrNull(this.indexPath);
     if (raw !== null && this.cached?.raw.equals(raw)) return this.cached.entries;
     const entries = raw === null ? null : parseEntries(raw);
@@ -56,7 +216,11 @@ export class SessionRegistry {
     }
   }
 
-  /** Applies `mutate` to a fresh copy under the registry lock and writes it atomically. */
+  /**
+   * Applies the queued changes, then `mutate`, to a fresh copy under the
+   * registry lock and writes it atomically. The queued changes go back in the
+   * queue if the write fails.
+   */
   async update(mutate: (entries: Entries) => void): Promise<Entries> {
     return withLock(
       this.lockPath,
@@ -67,11 +231,24 @@ export class SessionRegistry {
           if (raw !== null) this.keepCorruptCopy();
           entries = this.rebuildFromMeta();
         }
-        mutate(entries);
-        const text = dumpsPythonIndented(entries);
-        await writeFileAtomic(this.indexPath, text);
-        this.cached = { raw: Buffer.from(text), entries };
-        return entries;
+        const taken = this.pending;
+        this.pending = new Map();
+        this.inFlight = taken;
+        try {
+          applyQueued(entries, taken);
+          mutate(entries);
+          const text = dumpsPythonIndented(entries);
+          await writeFileAtomic(this.indexPath, text);
+          this.cached = { raw: Buffer.from(text), entries };
+          return entries;
+        } catch (error) {
+          for (const [sessionId, changes] of taken)
+            this.pending.set(sessionId, [...changes, ...(this.pending.get(sessionId) ?? [])]);
+          if (this.pending.size > 0) this.scheduleFlush();
+          throw error;
+        } finally {
+          this.inFlight = null;
+        }
       },
       REGISTRY_LOCK,
     );
@@ -114,6 +291,40 @@ export class SessionRegistry {
       entries[name] = damagedEntry(join(this.root, name), name);
     }
     return entries;
+  }
+}
+
+/** Applies queued changes to entries; a session whose meta.json is gone gets no entry back. */
+function applyQueued(entries: Entries, pending: ReadonlyMap<string, readonly QueuedChange[]>): void {
+  for (const [sessionId, changes] of pending) {
+    const first = changes[0];
+    if (!first || !existsSync(first.sessionDir)) continue;
+    let current: SessionRecord;
+    try {
+      current = entries[sessionId] ?? first.fallback();
+    } catch {
+      continue;
+    }
+    for (const queued of changes) current = queued.change(current);
+    entries[sessionId] = current;
+  }
+}
+
+/** Temp file, fsync, rename: for the exit hook, which cannot wait for the thread pool. */
+function writeFileAtomicSync(path: string, text: string): void {
+  const temporary = join(dirname(path), `.${basename(path)}.tmp-${randomHex(8)}`);
+  const fd = openSync(temporary, "wx", FILE_MODE);
+  try {
+    writeSync(fd, text);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    renameSync(temporary, path);
+  } catch (error) {
+    unlinkSync(temporary);
+    throw error;
   }
 }
 

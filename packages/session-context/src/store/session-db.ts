@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, renameSync, rmSync, writeFileSync, type Stats } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync, type Stats } from "node:fs";
 import { rename } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import {
@@ -12,7 +12,7 @@ import {
   SessionNotFoundError,
   StoreWriteError,
 } from "../errors.js";
-import { assertValidIdPrefix, assertValidSessionId, mintPrefixedId, randomHex } from "../ids.js";
+import { assertValidIdPrefix, assertValidSessionId, isValidSessionId, mintPrefixedId, randomHex } from "../ids.js";
 import { dumpsPython } from "../json/python-json.js";
 import { DIR_MODE, FILE_MODE, syncDirectory, writeFileAtomic, writeNewFileDurably } from "./atomic-file.js";
 import { defaultSessionsRoot } from "./default-root.js";
@@ -124,7 +124,7 @@ export class SessionDB {
 
   constructor(options: SessionDBOptions = {}) {
     this.root = resolve(options.root ?? defaultSessionsRoot());
-    this.registry = new SessionRegistry(this.root);
+    this.registry = SessionRegistry.of(this.root);
     registerStoreInternals(this, {
       paths: (sessionId) => this.paths(sessionId),
       exists: (sessionId) => existsSync(this.paths(sessionId).meta),
@@ -139,6 +139,7 @@ export class SessionDB {
       invalidate: (sessionId) => this.history.forget(this.paths(sessionId)),
       withSessionLock: (sessionId, section) => this.withSessionLock(sessionId, section),
       updateRegistry: (mutate) => this.registry.update(mutate),
+      flushRegistrySync: () => this.registry.flushSync(),
       patchMetaLocked: (sessionId, patch) => this.writeMeta(sessionId, patch),
     });
   }
@@ -285,16 +286,19 @@ export class SessionDB {
       if (!renamed) rmSync(building, { recursive: true, force: true });
     }
     try {
-      // No fsync of the root for the rename: the registry write below fsyncs the root, which makes both durable.
-      const entry = registryEntryFromMeta(meta);
-      await this.registry.update((entries) => {
-        entries[sessionId] = entry;
-      });
-      return { ...entry };
+      // The rename made durable (a created session survives a crash); the registry, a cache, follows shortly.
+      await syncDirectory(this.root);
     } catch (error) {
-      // The session is complete on disk and may be in use already: it stays, and the registry is repaired on read.
+      // The session is complete on disk and may be in use already: it stays.
       throw error instanceof StoreWriteError ? error : new StoreWriteError(paths.dir, error);
     }
+    const entry = registryEntryFromMeta(meta);
+    this.queueEntry(
+      sessionId,
+      () => entry,
+      () => entry,
+    );
+    return { ...entry };
   }
 
   /**
@@ -342,9 +346,40 @@ export class SessionDB {
   async listSessions(options: ListSessionsOptions = {}): Promise<SessionRecord[]> {
     const offset = Math.max(0, options.offset ?? 0);
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
-    const all = Object.values(await this.registry.read()).filter((entry) => options.includeArchived || !entry.archived);
+    let entries = await this.registry.read();
+    if (this.addUnlisted(entries)) entries = await this.registry.read();
+    const all = Object.values(entries).filter((entry) => options.includeArchived || !entry.archived);
     all.sort((a, b) => (b.updated_at ?? 0) - (a.updated_at ?? 0) || a.id.localeCompare(b.id));
     return all.slice(offset, offset + limit).map((entry) => ({ ...entry }));
+  }
+
+  /**
+   * Queues a registry entry for each session on disk that the registry does
+   * not list (its creator was killed before the registry flush: the registry
+   * is a cache of the sessions' own files). One readdir of the root, done by
+   * listings, which read every entry anyway. True when it added any.
+   */
+  private addUnlisted(entries: Readonly<Record<string, SessionRecord>>): boolean {
+    let added = false;
+    let names: string[];
+    try {
+      names = readdirSync(this.root);
+    } catch {
+      return false;
+    }
+    for (const name of names) {
+      if (name in entries || !isValidSessionId(name)) continue;
+      const reading = readMetaFile(join(this.root, name, "meta.json"));
+      if (reading.state !== "ok") continue;
+      const entry = registryEntryFromMeta({ ...reading.meta, id: name });
+      this.queueEntry(
+        name,
+        (current) => current,
+        () => entry,
+      );
+      added = true;
+    }
+    return added;
   }
 
   /** Changes registry fields (and the matching meta.json fields). */
@@ -555,13 +590,22 @@ export class SessionDB {
       const preview = this.previewOf(sessionId);
       // A turn that ends with a question still waiting leaves the session needs_input (see abandoned-turn.ts).
       const status = statusWhenIdle(this.snapshotSync(sessionId).ordered, options.status);
-      await this.updateEntry(sessionId, (current) => ({
+      this.queueEntry(sessionId, (current) => ({
         ...current,
         status,
         updated_at: updatedAt,
         ...(preview ? { preview } : {}),
       }));
       return sha;
+    } catch (error) {
+      // The turn is over even when its last writes failed (a full disk): its status must not stay "running".
+      try {
+        const status = statusWhenIdle(this.snapshotSync(sessionId).ordered, options.status);
+        this.queueEntry(sessionId, (current) => ({ ...current, status }));
+      } catch {
+        // deleted meanwhile, or unreadable: recovery decides from the files
+      }
+      throw error;
     } finally {
       releaseTurnLease(paths, turnId);
     }
@@ -569,7 +613,16 @@ export class SessionDB {
 
   /** Sets the registry status of a session (SessionNotFoundError once it is deleted). */
   async setStatus(sessionId: string, status: SessionStatus): Promise<void> {
-    await this.updateEntry(sessionId, (current) => ({ ...current, status }));
+    this.queueEntry(sessionId, (current) => ({ ...current, status }));
+  }
+
+  /**
+   * Writes the registry changes still queued (a turn's status and preview go
+   * to index.json shortly after they change, see registry.ts); resolves once
+   * index.json holds them.
+   */
+  async flushRegistry(): Promise<void> {
+    await this.registry.flush();
   }
 
   /**
@@ -587,11 +640,13 @@ export class SessionDB {
     this.noteRecoveryChecked(sessionId);
     if (!existsSync(paths.meta) || liveTurnLeases(paths).length > 0) return false;
     const entry = (await this.registry.read())[sessionId];
-    if (!entry || !TURN_STATUSES.has(entry.status)) return false;
-    // A session that only waits for an answer is already as recovery leaves it: nothing to write.
+    // Decided from the session's own files, not only the registry: a turn's "running" is queued for the registry
+    // (registry.ts), so a process killed before that flush leaves running nodes under a registry that says idle.
     const nodes = this.snapshotSync(sessionId).ordered;
-    if (!nodes.some((node) => statusAfterAbandon(node) !== null) && statusWhenIdle(nodes, "idle") === entry.status)
-      return false;
+    const unfinished = nodes.some((node) => statusAfterAbandon(node) !== null);
+    if (!unfinished && (!entry || !TURN_STATUSES.has(entry.status))) return false;
+    // A session that only waits for an answer is already as recovery leaves it: nothing to write.
+    if (!unfinished && statusWhenIdle(nodes, "idle") === entry?.status) return false;
     try {
       return await this.withSessionLock(sessionId, async () => {
         // Checked again under the lock a turn takes its lease under: a turn that began meanwhile is left alone.
@@ -656,6 +711,22 @@ export class SessionDB {
       entries[sessionId] = updated;
     });
     return updated as SessionRecord;
+  }
+
+  /**
+   * Queues a change to one session's registry entry (written with others
+   * shortly after: registry.ts). A session with no meta.json (deleted
+   * meanwhile) is SessionNotFoundError, and a late change never re-creates the
+   * entry of a deleted session.
+   */
+  private queueEntry(
+    sessionId: string,
+    change: (current: SessionRecord) => SessionRecord,
+    fallback = (): SessionRecord => registryEntryFromMeta(this.readMetaSync(sessionId)),
+  ): void {
+    const paths = this.paths(sessionId);
+    if (!existsSync(paths.meta)) throw new SessionNotFoundError(sessionId);
+    this.registry.queue(sessionId, { sessionDir: paths.dir, fallback, change });
   }
 
   private noteRecoveryChecked(sessionId: string): void {

@@ -37,6 +37,8 @@ export interface StoreInternals {
   invalidate(sessionId: string): void;
   /** Runs a section under the session's store lock: no other writer in any process runs meanwhile. */
   withSessionLock<T>(sessionId: string, section: () => Promise<T>): Promise<T>;
+  /** Writes the registry's queued changes now, synchronously (before a test removes the store, say). */
+  flushRegistrySync(): void;
   /** Merges fields into meta.json (branch names, the head, `archived`); call under the session lock. */
   patchMetaLocked(sessionId: string, patch: Partial<SessionMeta>): Promise<void>;
   /** Reads and changes the registry under its lock (for repairs). */

@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { storeInternals } from "../store/store-internals.js";
 import { openStore } from "../store/open-store.js";
 import type { SessionDB } from "../store/session-db.js";
 
@@ -42,7 +43,13 @@ export function createTempStore(prefix = "openprogram-test-", options: TempStore
   const home = mkdtempSync(join(tmpdir(), prefix));
   const root = join(home, "sessions");
   if (options.from !== undefined) extractSessions(options.from, home);
-  return { db: openStore({ root }), root, home, cleanup: () => removeTree(home) };
+  const db = openStore({ root });
+  const cleanup = (): void => {
+    // Queued registry changes are written first: a flush racing the removal would leave a file in a folder being removed.
+    storeInternals(db).flushRegistrySync();
+    removeTree(home);
+  };
+  return { db, root, home, cleanup };
 }
 
 /** Extracts a tar.gz holding a `sessions/` folder into `home`. */

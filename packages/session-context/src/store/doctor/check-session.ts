@@ -2,6 +2,7 @@ import { existsSync, lstatSync } from "node:fs";
 import type { SessionDB } from "../session-db.js";
 import { liveTurnLeases } from "../turn-lease.js";
 import { checkCorruptNodes } from "./corrupt-nodes.js";
+import { checkGitLeftovers } from "./git-leftovers.js";
 import { checkHead } from "./head.js";
 import { checkMeta } from "./meta.js";
 import { readHistoryFolder } from "./read-session.js";
@@ -25,6 +26,7 @@ const SESSION_CHECKS: readonly SessionCheck[] = [
   checkHead,
   checkUnfinishedNodes,
   checkStuckStatus,
+  checkGitLeftovers,
   checkUncommittedTail,
 ];
 

@@ -22,6 +22,8 @@ export async function doctorStore(
   const fix = options.fix === true;
   const findings: DoctorFinding[] = [];
   if (!existsSync(db.root)) return { root: db.root, sessionsChecked: 0, findings, healthy: true };
+  // The registry file is checked as it is on disk: this process's queued changes go there first (registry.ts).
+  await db.flushRegistry().catch(() => undefined);
   const wholeStore = options.sessionId === undefined;
   const sessionIds = options.sessionId !== undefined ? [options.sessionId] : sessionEntries(db.root);
   if (wholeStore) {

@@ -22,6 +22,7 @@ export type FindingKind =
   | "unfinished_node"
   | "stuck_status"
   | "git_damaged"
+  | "git_lock_leftover"
   | "uncommitted_tail"
   | "check_failed";
 

@@ -1,0 +1,66 @@
+import { createHash } from "node:crypto";
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { deflateSync, inflateSync } from "node:zlib";
+import { randomHex } from "../../ids.js";
+
+/** The kinds of git object a turn writes. */
+export type GitObjectType = "blob" | "tree" | "commit";
+
+/** Mode git gives loose objects in a repository shared as 0600 (read-only, private). */
+const OBJECT_MODE = 0o400;
+const DIRECTORY_MODE = 0o700;
+
+/** The object's id: SHA-1 of `<type> <size>\0<content>`, as git hashes it. */
+export function hashObject(type: GitObjectType, content: Uint8Array): string {
+  return createHash("sha1").update(`${type} ${content.length}\0`).update(content).digest("hex");
+}
+
+/**
+ * Writes one loose object as git does: zlib of header and content into a
+ * `tmp_obj_*` file in the object's folder, then renamed to its id. A kill
+ * leaves at most a `tmp_obj_*` file, which git fsck ignores and git gc removes;
+ * a rename is atomic, so an object file is always whole. An object already
+ * present is not written again. Not fsynced, as git does not fsync loose
+ * objects by default: the node files are the durable record, the commit is
+ * made again from them after a crash. Returns the id.
+ */
+export function writeLooseObject(gitDir: string, type: GitObjectType, content: Uint8Array): string {
+  const id = hashObject(type, content);
+  const folder = join(gitDir, "objects", id.slice(0, 2));
+  const target = join(folder, id.slice(2));
+  if (statSync(target, { throwIfNoEntry: false })) return id;
+  mkdirSync(folder, { recursive: true, mode: DIRECTORY_MODE });
+  const temporary = join(folder, `tmp_obj_${randomHex(8)}`);
+  const compressed = deflateSync(Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content]), { level: 1 });
+  const fd = openSync(temporary, "wx", OBJECT_MODE);
+  try {
+    writeSync(fd, compressed);
+  } catch (error) {
+    closeSync(fd);
+    unlinkSync(temporary);
+    throw error;
+  }
+  closeSync(fd);
+  renameSync(temporary, target);
+  return id;
+}
+
+/** True when the object is stored loose in this repository. */
+export function hasLooseObject(gitDir: string, id: string): boolean {
+  return statSync(join(gitDir, "objects", id.slice(0, 2), id.slice(2)), { throwIfNoEntry: false }) !== undefined;
+}
+
+/** A loose object's type and content, or null when it is not a loose object here (packed, or missing). */
+export function readLooseObject(gitDir: string, id: string): { type: string; content: Buffer } | null {
+  let raw: Buffer;
+  try {
+    raw = readFileSync(join(gitDir, "objects", id.slice(0, 2), id.slice(2)));
+  } catch {
+    return null;
+  }
+  const data = inflateSync(raw);
+  const space = data.indexOf(0x20);
+  const nul = data.indexOf(0, space);
+  return { type: data.toString("latin1", 0, space), content: data.subarray(nul + 1) };
+}

@@ -1,0 +1,72 @@
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { UnsupportedIndexError } from "./git-index.js";
+
+/** The branch HEAD names and the commit it points at (null before the first commit). */
+export interface HeadState {
+  /** e.g. `refs/heads/main`. */
+  ref: string;
+  commit: string | null;
+}
+
+const SHA = /^[0-9a-f]{40}$/;
+const SAFE_REF = /^refs\/heads\/[A-Za-z0-9._/-]+$/;
+
+/** Reads `.git/HEAD` and the branch it names (loose, else packed-refs). A detached HEAD is unsupported here. */
+export function readHead(gitDir: string): HeadState {
+  const head = readFileSync(join(gitDir, "HEAD"), "utf8").trim();
+  const match = /^ref: (\S+)$/.exec(head);
+  const ref = match?.[1];
+  if (ref === undefined || !SAFE_REF.test(ref) || ref.includes(".."))
+    throw new UnsupportedIndexError(`HEAD is ${match ? `the ref ${ref}` : "detached"}`);
+  return { ref, commit: readRef(gitDir, ref) };
+}
+
+function readRef(gitDir: string, ref: string): string | null {
+  let loose: string | null = null;
+  try {
+    loose = readFileSync(join(gitDir, ref), "utf8").trim();
+  } catch {
+    // not loose: look in packed-refs
+  }
+  if (loose !== null) {
+    if (!SHA.test(loose)) throw new UnsupportedIndexError(`${ref} holds ${JSON.stringify(loose.slice(0, 60))}`);
+    return loose;
+  }
+  let packed: string;
+  try {
+    packed = readFileSync(join(gitDir, "packed-refs"), "utf8");
+  } catch {
+    return null;
+  }
+  for (const line of packed.split("\n")) {
+    const [sha, name] = line.split(" ");
+    if (name === ref && sha !== undefined && SHA.test(sha)) return sha;
+  }
+  return null;
+}
+
+/**
+ * Points `ref` at `commit` the way git does: `<ref>.lock` created
+ * exclusively, the id written into it, renamed over the ref. A kill leaves the
+ * old ref or the new one, never a torn one; a `.lock` left behind is removed by
+ * the next commit (see clearAbandonedLock) or by `sessions doctor --fix`. Not
+ * fsynced, as git does not fsync refs by default. Throws EEXIST while another
+ * writer holds the lock.
+ */
+export function updateRef(gitDir: string, ref: string, commit: string): void {
+  const target = join(gitDir, ref);
+  const lock = `${target}.lock`;
+  // A branch only in packed-refs has no folder of loose refs yet.
+  mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+  const fd = openSync(lock, "wx", 0o600);
+  try {
+    writeSync(fd, `${commit}\n`);
+  } catch (error) {
+    closeSync(fd);
+    unlinkSync(lock);
+    throw error;
+  }
+  closeSync(fd);
+  renameSync(lock, target);
+}

@@ -1,0 +1,124 @@
+// index.json is a cache of the sessions' own files (registry.ts): a turn's status reaches it shortly after it
+// changes, without any turn waiting for it; a process killed before its flush leaves nothing the store, Python or
+// the doctor cannot put right.
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { doctorSessions, SessionDB, sessionContext } from "../src/index.js";
+import { createTempStore, type TempStore } from "../src/testing/index.js";
+import { childScript, runTsChild } from "./helpers.js";
+
+/** What Python's json module reads from index.json for one session (null when it is not listed). */
+function pythonStatus(root: string, sessionId: string): string | null {
+  const script =
+    "import json,sys\ntry:\n  e=json.load(open(sys.argv[1]+'/index.json')).get(sys.argv[2])\nexcept FileNotFoundError:\n  e=None\n" +
+    "print(json.dumps(e and e['status']))";
+  return JSON.parse(execFileSync("python3", ["-c", script, root, sessionId], { encoding: "utf8" })) as string | null;
+}
+
+async function within(ms: number, check: () => boolean): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return check();
+}
+
+describe("the registry as a cache", () => {
+  let store: TempStore;
+  beforeEach(() => {
+    store = createTempStore("openprogram-registry-");
+  });
+  afterEach(() => store.cleanup());
+
+  it("shows Python a running turn within a second, and the exact status once the turn ended", async () => {
+    await store.db.createSession({ id: "s" });
+    await store.db.beginTurn("s", "turn_a");
+    await store.db.appendNode("s", { role: "user", output: "hi" }, { atHead: true });
+    expect(await within(1_000, () => pythonStatus(store.root, "s") === "running")).toBe(true);
+    await store.db.endTurn("s", "turn_a", { status: "idle" });
+    expect((await store.db.getSession("s"))?.status, "this process sees it at once").toBe("idle");
+    expect(await within(1_000, () => pythonStatus(store.root, "s") === "idle")).toBe(true);
+  });
+
+  it("never makes a turn wait for the store-wide registry lock", async () => {
+    await store.db.createSession({ id: "s" });
+    await store.db.flushRegistry();
+    // Another live process holds the registry lock (our own pid: alive, so never broken as stale).
+    const lock = join(store.root, ".index.lock");
+    writeFileSync(lock, `${process.pid} ${hostname()} held-by-test\n`);
+    try {
+      for (let turn = 0; turn < 3; turn++) {
+        await store.db.beginTurn("s", `turn_${turn}`);
+        await store.db.appendNode("s", { role: "user", output: `t${turn}` }, { atHead: true });
+        expect(await store.db.endTurn("s", `turn_${turn}`, { status: "idle" })).toMatch(/^[0-9a-f]{40}$/);
+      }
+      expect(pythonStatus(store.root, "s"), "nothing was written past the lock").toBe("idle");
+      expect((await store.db.getSession("s"))?.preview).toBe("t2");
+    } finally {
+      execFileSync("rm", ["-f", lock]);
+    }
+    await store.db.flushRegistry();
+    const entries = JSON.parse(execFileSync("cat", [join(store.root, "index.json")], { encoding: "utf8" })) as Record<
+      string,
+      { preview?: string }
+    >;
+    expect(entries.s?.preview).toBe("t2");
+  });
+
+  it("keeps a session created by a process killed before its registry flush, and lists it again", async () => {
+    const result = await runTsChild(childScript("turn-then-die.ts"), [store.root, "lost", "after-end"]);
+    expect(result.code).toBeNull();
+    const db = new SessionDB({ root: store.root });
+    expect((await db.listSessions()).map((session) => [session.id, session.title])).toEqual([["lost", "killed"]]);
+    expect((await db.getSession("lost"))?.title).toBe("killed");
+    expect((await db.loadNodes("lost")).map((node) => node.output)).toEqual(["hello"]);
+    // The last status the killed process queued ("idle") was lost with it: the doctor (or the next turn) puts the
+    // one left behind right, and Python reads it.
+    const report = await doctorSessions({ db, fix: true });
+    expect(report.healthy).toBe(true);
+    await db.flushRegistry();
+    expect(pythonStatus(store.root, "lost"), "written back for Python too").toBe("idle");
+  });
+
+  it("recovers a turn killed before its running status reached the registry", async () => {
+    const result = await runTsChild(childScript("turn-then-die.ts"), [store.root, "mid", "mid-turn"]);
+    expect(result.code).toBeNull();
+    const db = new SessionDB({ root: store.root });
+    await sessionContext({ db, sessionId: "mid", runtime: null, fromEnvironment: false }, () => undefined);
+    const nodes = await db.loadNodes("mid");
+    expect(nodes.map((node) => node.metadata.status ?? null)).toEqual([null, "interrupted"]);
+    expect(["running", "needs_input"]).not.toContain((await db.getSession("mid"))?.status);
+    const report = await doctorSessions({ db, fix: true });
+    expect(report.healthy).toBe(true);
+    expect(execFileSync("git", ["fsck", "--strict"], { cwd: join(store.root, "mid"), encoding: "utf8" })).toBe("");
+  });
+});
+
+describe("the registry flush when the process exits", () => {
+  it("writes queued changes on process.exit(), and exits quietly when the root is gone", async () => {
+    const store = createTempStore("openprogram-registry-exit-");
+    try {
+      const script =
+        `import { SessionDB } from ${JSON.stringify(new URL("../src/index.js", import.meta.url).pathname)};\n` +
+        "const [root, mode] = process.argv.slice(2);\n" +
+        "const db = new SessionDB({ root });\n" +
+        "await db.createSession({ id: 'exiting', title: 'queued' });\n" +
+        "if (mode === 'gone') (await import('node:fs')).rmSync(root, { recursive: true, force: true });\n" +
+        "process.exit(0);\n";
+      const file = join(store.home, "exit-child.mts");
+      writeFileSync(file, script);
+      const kept = await runTsChild(file, [store.root, "kept"]);
+      expect(kept.code, kept.stderr).toBe(0);
+      expect(pythonStatus(store.root, "exiting"), "flushed by the exit hook").toBe("idle");
+      const gone = await runTsChild(file, [join(store.home, "other"), "gone"]);
+      expect(gone.code, gone.stderr).toBe(0);
+      expect(gone.stderr).not.toMatch(/Error/);
+    } finally {
+      store.cleanup();
+    }
+  });
+});

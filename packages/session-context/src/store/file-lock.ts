@@ -117,6 +117,18 @@ function tryAcquire(lockPath: string, staleMs: number): string | null {
   return null;
 }
 
+/**
+ * Removes a lock file this process holds through a section that will never end (the process
+ * is exiting mid-section); one held by another process is left alone.
+ */
+export function releaseOwnLockSync(lockPath: string): void {
+  try {
+    if (readFileSync(lockPath, "utf8").startsWith(`${PID} ${HOST} `)) unlinkSync(lockPath);
+  } catch {
+    // gone already
+  }
+}
+
 function release(lockPath: string): void {
   try {
     unlinkSync(lockPath);

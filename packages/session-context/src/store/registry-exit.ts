@@ -3,6 +3,7 @@ interface Flushable {
   hasPending(): boolean;
   flush(): Promise<void>;
   flushSync(): void;
+  flushAtExit(): void;
 }
 
 const registries = new Set<Flushable>();
@@ -26,7 +27,7 @@ export function flushOnExit(registry: Flushable): void {
     }
   });
   process.on("exit", () => {
-    for (const waiting of registries) waiting.flushSync();
+    for (const waiting of registries) waiting.flushAtExit();
     registries.clear();
   });
 }

@@ -16,7 +16,7 @@ import { isValidSessionId } from "../ids.js";
 import { dumpsPythonIndented } from "../json/python-json.js";
 import { FILE_MODE, writeFileAtomic } from "./atomic-file.js";
 import { randomHex } from "../ids.js";
-import { acquireLockFileSync, withLock, type AcquiredLock } from "./file-lock.js";
+import { acquireLockFileSync, releaseOwnLockSync, withLock, type AcquiredLock } from "./file-lock.js";
 import { flushOnExit } from "./registry-exit.js";
 import { INDEX_FILE, REGISTRY_LOCK_FILE } from "./layout.js";
 import { readMetaFile } from "./meta-file.js";
@@ -181,6 +181,32 @@ export class SessionRegistry {
       // see above: best effort
     } finally {
       lock.release();
+    }
+  }
+
+  /**
+   * The flush of a process that is exiting. When this process's own asynchronous flush holds
+   * the registry lock, that flush will never finish (no event loop is left): its changes and
+   * the queued ones are written here under the lock it holds, which is then released.
+   * Otherwise the same as flushSync.
+   */
+  flushAtExit(): void {
+    const orphaned = this.inFlight;
+    if (orphaned === null) {
+      this.flushSync();
+      return;
+    }
+    try {
+      const raw = readOrNull(this.indexPath);
+      const entries = (raw === null ? null : parseEntries(raw)) ?? this.rebuildFromMeta();
+      applyQueued(entries, orphaned);
+      applyQueued(entries, this.pending);
+      this.pending = new Map();
+      writeFileAtomicSync(this.indexPath, dumpsPythonIndented(entries));
+    } catch {
+      // best effort, as in flushSync
+    } finally {
+      releaseOwnLockSync(this.lockPath);
     }
   }
 

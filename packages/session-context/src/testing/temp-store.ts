@@ -1,7 +1,8 @@
 // Temporary stores for tests: a fresh OPENPROGRAM_HOME, optionally seeded with
 // sessions from an archive (the Python OpenProgram fixture), removed with retries.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -62,10 +63,18 @@ function extractSessions(archive: string, home: string): void {
 }
 
 /**
- * Removes a directory tree, retrying while something still writes into it (a git
- * a killed process left running, a file a server is closing): ENOTEMPTY and EBUSY
- * are retried for about 5 s instead of failing the test's cleanup.
+ * Removes a directory tree. It is first renamed aside, so that a write still on its way
+ * (a registry flush, a server closing a file) fails on the old path instead of adding
+ * files to a folder being removed; then removed, retrying while something still writes
+ * into it (a git a killed process left running): ENOTEMPTY and EBUSY are retried for
+ * about 5 s instead of failing the test's cleanup.
  */
 export function removeTree(path: string): void {
-  rmSync(path, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  let target = `${path}.removing-${process.pid}-${randomBytes(4).toString("hex")}`;
+  try {
+    renameSync(path, target);
+  } catch {
+    target = path; // already gone, or not renamable (a mount point): remove it where it is
+  }
+  rmSync(target, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 }

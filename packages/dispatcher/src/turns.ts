@@ -228,6 +228,10 @@ export class Turns {
   private async unlease(turn: RunningTurn): Promise<void> {
     if (!turn.leased || turn.sessionId === null) return;
     turn.leased = false;
+    // index.json is a coalesced cache (written up to a second later): in a cluster the turn's end is written
+    // before the lease goes, so every replica lists the session as it is once the turn is over. A failed write
+    // stays queued and is tried again; it must not keep the lease.
+    await this.deps.db.flushRegistry().catch(() => undefined);
     await this.deps.cluster?.leases.release(turn.sessionId);
   }
 

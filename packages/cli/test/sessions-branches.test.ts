@@ -143,7 +143,9 @@ describe("prune and gc", () => {
   it("prune --dry-run lists an old empty session and removes nothing; prune removes it", async () => {
     // An empty shell from a day ago (Python's first rule), made by aging a new session in index.json.
     const { SessionDB } = await import("@openprogram/session-context");
-    await new SessionDB({ root: home.root }).createSession({ id: "empty_shell" });
+    const db = new SessionDB({ root: home.root });
+    await db.createSession({ id: "empty_shell" });
+    await db.flushRegistry(); // index.json is a coalesced cache: write its queued entry before editing the file
     const indexPath = join(home.root, "index.json");
     const index = JSON.parse(readFileSync(indexPath, "utf8")) as Record<string, Record<string, number>>;
     index.empty_shell = {

@@ -63,7 +63,8 @@ describe("in-process turn commits", () => {
     expect(plainGit(dir, "log", "--format=%an <%ae>", "-1")).toBe("OpenProgram <openprogram@local>");
     const changed = plainGit(dir, "show", "--name-only", "--format=", "HEAD").split("\n");
     const lastFour = readdirSync(join(dir, "history")).sort().slice(-4);
-    expect(changed.sort()).toEqual([...lastFour.map((name) => `history/${name}`), "meta.json"].sort());
+    // usage.json: the session's usage total, kept at turn end (it records the history's state too).
+    expect(changed.sort()).toEqual([...lastFour.map((name) => `history/${name}`), "meta.json", "usage.json"].sort());
     assertHealthy(dir);
     const log = await store.db.gitLog("s");
     expect(log.map((entry) => entry.message)).toEqual(["turn turn_2", "turn turn_1", "turn turn_0", "session init"]);

@@ -1,4 +1,4 @@
-import type { CompactionEvent, SessionEvent } from "@openprogram/session-context";
+import { compactionRecord, type SessionEvent } from "@openprogram/session-context";
 
 /**
  * `--events`: every event of the turn as one JSON line, in the shape of the
@@ -35,20 +35,6 @@ export function eventFrame(event: SessionEvent): Record<string, unknown> {
         outcome: event.outcome,
       };
     case "compaction":
-      return compactionFrame(event);
+      return compactionRecord(event);
   }
-}
-
-/** A compaction event as the dispatcher's `compaction` frame. */
-export function compactionFrame(event: CompactionEvent): Record<string, unknown> {
-  return {
-    type: "compaction",
-    session_id: event.sessionId,
-    phase: event.phase,
-    reason: event.reason,
-    ...(event.summaryId !== undefined ? { summary_id: event.summaryId } : {}),
-    ...(event.covered !== undefined ? { covered: event.covered, kept: event.kept } : {}),
-    ...(event.tokensBefore !== undefined ? { tokens_before: event.tokensBefore, tokens_after: event.tokensAfter } : {}),
-    ...(event.error !== undefined ? { error: event.error } : {}),
-  };
 }

@@ -1,6 +1,6 @@
-import { checkoutHead, listBranches, nameBranch, type BranchTip, type SessionDB } from "@openprogram/session-context";
+import { branchTipRecord, checkoutHead, listBranches, nameBranch, type SessionDB } from "@openprogram/session-context";
 import type { Client } from "./client.js";
-import type { BranchClientFrame, BranchesFrame, BranchInfo } from "./branch-protocol.js";
+import type { BranchClientFrame, BranchesFrame } from "./branch-protocol.js";
 import type { EventLogger } from "./logging.js";
 import type { Subscriptions } from "./subscriptions.js";
 
@@ -59,17 +59,10 @@ export async function handleBranchFrame(
 async function branchesFrame(db: SessionDB, sessionId: string): Promise<BranchesFrame> {
   const tips = await listBranches(sessionId, { db });
   const meta = await db.readMeta(sessionId);
-  return { type: "branches", session_id: sessionId, head_id: meta.head_id ?? null, branches: tips.map(branchInfo) };
-}
-
-function branchInfo(tip: BranchTip): BranchInfo {
   return {
-    head_id: tip.headId,
-    name: tip.name,
-    created_at: tip.createdAt,
-    updated_at: tip.updatedAt,
-    archived: tip.archived,
-    active: tip.active,
-    trunk: tip.trunk,
+    type: "branches",
+    session_id: sessionId,
+    head_id: meta.head_id ?? null,
+    branches: tips.map(branchTipRecord),
   };
 }

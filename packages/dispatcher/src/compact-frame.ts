@@ -1,32 +1,16 @@
 import {
+  compactionRecord,
   compactSession,
   requireRuntime,
   SessionNotFoundError,
-  type CompactionEvent,
   type SessionDB,
   type SessionEvent,
 } from "@openprogram/session-context";
 import type { Client } from "./client.js";
 import type { EventLogger } from "./logging.js";
-import type { CompactFrame, CompactionFrame } from "./protocol.js";
+import type { CompactFrame } from "./protocol.js";
 import type { Subscriptions } from "./subscriptions.js";
 import type { Turns } from "./turns.js";
-
-/** A compaction event as the frame the session's clients receive. */
-export function compactionFrame(event: CompactionEvent): CompactionFrame {
-  return {
-    type: "compaction",
-    session_id: event.sessionId,
-    phase: event.phase,
-    reason: event.reason,
-    ...(event.summaryId !== undefined ? { summary_id: event.summaryId } : {}),
-    ...(event.covered !== undefined ? { covered: event.covered } : {}),
-    ...(event.kept !== undefined ? { kept: event.kept } : {}),
-    ...(event.tokensBefore !== undefined ? { tokens_before: event.tokensBefore } : {}),
-    ...(event.tokensAfter !== undefined ? { tokens_after: event.tokensAfter } : {}),
-    ...(event.error !== undefined ? { error: event.error } : {}),
-  };
-}
 
 /** What answering a `compact` frame needs. */
 export interface CompactFrameDependencies {
@@ -53,7 +37,7 @@ export async function answerCompactFrame(
     runtime: turns.runtime,
   });
   const onEvent = (event: SessionEvent): void => {
-    if (event.type === "compaction") subscriptions.publish(sessionId, compactionFrame(event));
+    if (event.type === "compaction") subscriptions.publish(sessionId, compactionRecord(event));
     else if (event.type === "node")
       subscriptions.publish(sessionId, { type: "node", session_id: sessionId, op: event.op, node: event.node });
     else if (event.type === "status")

@@ -7,6 +7,7 @@ import {
   SessionBusyError,
   sessionContext,
   serializeError,
+  compactionRecord,
   titleFromMessage,
   titleFromProgram,
   toOpenProgramError,
@@ -23,7 +24,6 @@ import type { ProgramRegistry, RegisteredProgram } from "./programs.js";
 import type { DeltaRelay } from "./delta-relay.js";
 import type { ChatFrame, FrameError, RunFrame, SessionFrame, TurnDoneFrame, TurnFailedFrame } from "./protocol.js";
 import type { Subscriptions } from "./subscriptions.js";
-import { compactionFrame } from "./compact-frame.js";
 import type { WebAsker } from "./web-asker.js";
 import type { Cluster } from "./cluster/cluster.js";
 
@@ -469,7 +469,7 @@ export class Turns {
         this.deps.deltas.add(event.sessionId, event.nodeId, event.text);
         return;
       case "compaction":
-        subscriptions.publish(event.sessionId, compactionFrame(event));
+        subscriptions.publish(event.sessionId, compactionRecord(event));
         return;
     }
   };

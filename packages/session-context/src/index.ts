@@ -259,6 +259,8 @@ export {
   SUMMARY_NODE_NAME,
   SUMMARY_OUTPUT_PREFIX,
 } from "./compaction/summary-node.js";
+export { compactionRecord, type CompactionRecord } from "./compaction/compaction-record.js";
+export { branchTipRecord, type BranchTipRecord } from "./branches/branch-tip-record.js";
 
 // Carrying a turn across a process boundary (the process runner uses these)
 export { beginCurrentTurn, recordAbandonedNodes, relaySessionEvent } from "./context/relay.js";

@@ -1,4 +1,5 @@
 import {
+  branchTipRecord,
   clipLine,
   InvalidInputError,
   listBranches,
@@ -57,18 +58,7 @@ export async function branchesCommand(
     return reportFailure(context, error, { json, during: "setup" });
   }
   if (json) {
-    writeJson(
-      io.stdout,
-      tips.map((tip) => ({
-        head_id: tip.headId,
-        name: tip.name,
-        created_at: tip.createdAt,
-        updated_at: tip.updatedAt,
-        archived: tip.archived,
-        active: tip.active,
-        trunk: tip.trunk,
-      })),
-    );
+    writeJson(io.stdout, tips.map(branchTipRecord));
     return EXIT_CODES.ok;
   }
   if (tips.length === 0) {

@@ -14,7 +14,7 @@ import type * as SimpleGitModule from "simple-git";
 import type { SimpleGit } from "simple-git";
 import { GitError, UnsafeSessionPathError } from "../errors.js";
 import { UnsupportedIndexError } from "./git/git-index.js";
-import { commitInProcess } from "./git/in-process-commit.js";
+import { commitInProcess, forgetRepository } from "./git/in-process-commit.js";
 import { initRepositoryInProcess } from "./git/init-repository.js";
 import { readHead } from "./git/refs.js";
 import { parseNodeText } from "./history.js";
@@ -245,7 +245,7 @@ export async function commitAll(paths: SessionPaths, message: string): Promise<s
   await ensureRepositoryInProcess(paths);
   for (const lock of gitLockFiles(paths)) await clearAbandonedLock(lock);
   try {
-    const { commit, leftOut } = commitInProcess(paths, message, GIT_AUTHOR);
+    const { commit, leftOut } = await commitInProcess(paths, message, GIT_AUTHOR);
     for (const entry of leftOut) reportLeftOut(paths, entry);
     return commit;
   } catch (error) {
@@ -418,6 +418,7 @@ export async function gitVersion(): Promise<string> {
  */
 export async function collectGarbage(paths: SessionPaths): Promise<void> {
   if (repositoryState(paths) === "missing") return;
+  forgetRepository(paths.git);
   try {
     await (await gitFor(paths)).raw(["gc", "--quiet"]);
   } catch (error) {

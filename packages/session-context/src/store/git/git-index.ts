@@ -78,6 +78,9 @@ export function parseIndex(data: Buffer): IndexEntry[] {
   return entries;
 }
 
+/** Each entry's bytes in the index, made once: an entry the commit keeps is the same object. */
+const entryBytes = new WeakMap<IndexEntry, Buffer>();
+
 /** Serialises entries (sorted by path, as git requires) as an index of version 2, with its checksum. */
 export function serializeIndex(entries: readonly IndexEntry[]): Buffer {
   const parts: Buffer[] = [];
@@ -87,29 +90,38 @@ export function serializeIndex(entries: readonly IndexEntry[]): Buffer {
   header.writeUInt32BE(entries.length, 8);
   parts.push(header);
   for (const entry of entries) {
-    const name = Buffer.from(entry.path, "utf8");
-    const length = (ENTRY_FIXED_BYTES + name.length + 8) & ~7;
-    const buffer = Buffer.alloc(length);
-    const fields = [
-      entry.ctimeSeconds,
-      entry.ctimeNanoseconds,
-      entry.mtimeSeconds,
-      entry.mtimeNanoseconds,
-      entry.dev,
-      entry.ino,
-      entry.mode,
-      entry.uid,
-      entry.gid,
-      entry.size,
-    ];
-    fields.forEach((value, index) => buffer.writeUInt32BE(value >>> 0, index * 4));
-    buffer.write(entry.id, 40, "hex");
-    buffer.writeUInt16BE(Math.min(name.length, 0xfff), 60);
-    name.copy(buffer, ENTRY_FIXED_BYTES);
-    parts.push(buffer);
+    let bytes = entryBytes.get(entry);
+    if (!bytes) {
+      bytes = serializeEntry(entry);
+      entryBytes.set(entry, bytes);
+    }
+    parts.push(bytes);
   }
   const body = Buffer.concat(parts);
   return Buffer.concat([body, createHash("sha1").update(body).digest()]);
+}
+
+function serializeEntry(entry: IndexEntry): Buffer {
+  const name = Buffer.from(entry.path, "utf8");
+  const length = (ENTRY_FIXED_BYTES + name.length + 8) & ~7;
+  const buffer = Buffer.alloc(length);
+  const fields = [
+    entry.ctimeSeconds,
+    entry.ctimeNanoseconds,
+    entry.mtimeSeconds,
+    entry.mtimeNanoseconds,
+    entry.dev,
+    entry.ino,
+    entry.mode,
+    entry.uid,
+    entry.gid,
+    entry.size,
+  ];
+  fields.forEach((value, index) => buffer.writeUInt32BE(value >>> 0, index * 4));
+  buffer.write(entry.id, 40, "hex");
+  buffer.writeUInt16BE(Math.min(name.length, 0xfff), 60);
+  name.copy(buffer, ENTRY_FIXED_BYTES);
+  return buffer;
 }
 
 /** An index entry for a file with this stat and blob (every field truncated to 32 bits, as git stores it). */
@@ -144,7 +156,16 @@ export function statMatches(entry: IndexEntry, fresh: IndexEntry): boolean {
   );
 }
 
-/** Orders paths as git's index does: by their UTF-8 bytes. */
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/**
+ * Orders paths as git's index does: by their UTF-8 bytes. JavaScript's own
+ * string order (UTF-16 code units) is the same order except where a character
+ * outside the BMP (a surrogate pair) meets one above U+E000, so only such
+ * paths are converted to bytes.
+ */
 export function comparePaths(a: string, b: string): number {
+  if (a === b) return 0;
+  if (!SURROGATE.test(a) && !SURROGATE.test(b)) return a < b ? -1 : 1;
   return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
 }

@@ -1,15 +1,5 @@
-import {
-  closeSync,
-  existsSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  renameSync,
-  statSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
+import { existsSync, readdirSync, readFileSync, readlinkSync, statSync, type BigIntStats } from "node:fs";
+import { open, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { parseNodeText } from "../history.js";
 import { GIT_EXCLUDES, parseNodeFileName, type SessionPaths } from "../layout.js";
@@ -22,10 +12,17 @@ import {
   UnsupportedIndexError,
   type IndexEntry,
 } from "./git-index.js";
-import { hasLooseObject, readLooseObject, writeLooseObject, type GitObjectType } from "./loose-objects.js";
+import {
+  hashObject,
+  hasLooseObject,
+  readLooseObject,
+  writeLooseObjects,
+  type GitObjectType,
+  type PendingObject,
+} from "./loose-objects.js";
 import { readHead, updateRef } from "./refs.js";
 import { writeTrees } from "./tree-builder.js";
-import { scanWorktree } from "./worktree-scan.js";
+import { scanWorktree, type WorktreeFile } from "./worktree-scan.js";
 
 /** Who commits, as the Python store's repositories say. */
 export interface CommitIdentity {
@@ -45,13 +42,27 @@ export interface InProcessCommit {
   leftOut: LeftOutFile[];
 }
 
-/** The parsed index of each repository, reused while the file is the one we parsed or wrote. */
-const indexCache = new Map<string, { key: string; entries: IndexEntry[] }>();
-/** Each repository's HEAD commit and its tree, so "nothing changed" needs no object read. */
-const headTrees = new Map<string, { commit: string; tree: string }>();
+/**
+ * What this process knows of a repository since its last commit there: the
+ * index it wrote (valid while `.git/index` is still that file), the HEAD
+ * commit and its tree, the objects it knows exist and the fan-out folders
+ * made. Each file is still compared with its entry by its stat, as git does:
+ * a file changed in place (which moves no folder's mtime) is found that way.
+ */
+interface RepositoryMemory {
+  indexKey: string;
+  entries: IndexEntry[];
+  head: { commit: string; tree: string } | null;
+  objects: Set<string>;
+  folders: Set<string>;
+}
+
+const memories = new Map<string, RepositoryMemory>();
 /** Repositories whose settings were checked (no hooks, no ignore rules beyond ours). */
 const checkedRepositories = new Set<string>();
 const MAX_CACHED = 1024;
+/** Past this many known object ids a repository's set is started again (the ids only save writes). */
+const MAX_KNOWN_OBJECTS = 50_000;
 
 /**
  * `git add -A && git commit -m message` done in this process: the files of the
@@ -61,41 +72,60 @@ const MAX_CACHED = 1024;
  * `<ref>.lock`). Objects come before the index and the index before the ref,
  * so a kill at any point leaves a repository that `git fsck` accepts, with at
  * worst changes staged and not yet committed, which the next commit takes.
+ * The index this process wrote last is kept in memory (no re-read, no
+ * re-serialising of unchanged entries), and the new objects are written
+ * together, off the event loop.
  *
  * Throws UnsupportedIndexError for a repository that needs more of git than
  * this does (hooks, ignore or attributes files, a merge, index version 4,
  * packed history); the caller then runs git itself. Call under the session's
  * commit lock, with `.git/index.lock` not held by anyone else.
  */
-export function commitInProcess(
+export async function commitInProcess(
   paths: SessionPaths,
   message: string,
   identity: CommitIdentity,
   now = new Date(),
-): InProcessCommit {
+): Promise<InProcessCommit> {
   const gitDir = paths.git;
   checkRepositorySettings(gitDir);
   const head = readHead(gitDir);
+  const indexPath = join(gitDir, "index");
+  const indexStat = statSync(indexPath, { bigint: true, throwIfNoEntry: false });
+  const known = memories.get(gitDir);
+  const memory = known?.indexKey === keyOf(indexStat) ? known : undefined;
   // Checked before anything is written: a parent that is gone fails the commit (a history on it would be broken).
-  const parentTree = head.commit === null ? null : treeOf(gitDir, head.commit);
+  const parentTree = head.commit === null ? null : treeOf(gitDir, head.commit, known);
   const lockPath = join(gitDir, "index.lock");
-  const lockFd = openSync(lockPath, "wx", 0o600);
+  const lock = await open(lockPath, "wx", 0o600);
   let locked = true;
   try {
-    const previous = readIndex(gitDir);
+    const previous = memory?.entries ?? (indexStat ? parseIndex(readFileSync(indexPath)) : []);
     const byPath = new Map(previous.map((entry) => [entry.path, entry]));
-    const racyBefore = indexMtime(gitDir);
+    const racyBefore = mtimeOf(indexStat);
     const leftOut: LeftOutFile[] = [];
     const entries: IndexEntry[] = [];
-    const write = (type: GitObjectType, content: Uint8Array): string => writeLooseObject(gitDir, type, content);
-    for (const file of scanWorktree(paths.dir).sort((a, b) => comparePaths(a.path, b.path))) {
+    const objects = known?.objects ?? new Set<string>();
+    const folders = known?.folders ?? new Set<string>();
+    // What the index names is in the repository (git writes an object before it stages it).
+    if (!memory) for (const entry of previous) objects.add(entry.id);
+    const pending: PendingObject[] = [];
+    const write = (type: GitObjectType, content: Uint8Array): string => {
+      const id = hashObject(type, content);
+      if (!objects.has(id)) {
+        objects.add(id);
+        pending.push({ id, type, content });
+      }
+      return id;
+    };
+    const take = (file: WorktreeFile): void => {
       const mode = file.stat.isSymbolicLink() ? 0o120000 : (Number(file.stat.mode) & 0o111) !== 0 ? 0o100755 : 0o100644;
       const old = byPath.get(file.path);
       const fresh = entryFromStat(file.path, old?.id ?? "", mode, file.stat);
       // Git's racy rule: a file changed in the same instant the index was written may look unchanged by its stat.
       if (old && statMatches(old, fresh) && !isRacy(old, racyBefore)) {
         entries.push(old);
-        continue;
+        return;
       }
       const content = mode === 0o120000 ? Buffer.from(readlinkSync(file.absolute)) : readFileSync(file.absolute);
       const problem = nodeFileProblem(file.path, content);
@@ -103,66 +133,47 @@ export function commitInProcess(
         // A torn or foreign-damaged node file keeps its last committed version, for `sessions doctor --fix`.
         leftOut.push({ relativePath: file.path, reason: problem });
         if (old) entries.push(old);
-        continue;
+        return;
       }
       fresh.id = write("blob", content);
       entries.push(fresh);
-    }
+    };
+    for (const file of scanWorktree(paths.dir).sort((a, b) => comparePaths(a.path, b.path))) take(file);
     const tree = writeTrees(entries, write);
-    if (parentTree === tree) {
-      finishIndex(gitDir, lockFd, entries);
-      locked = false;
-      return { commit: null, leftOut };
-    }
-    const commit = write("commit", commitBody(tree, head.commit, identity, message, now));
-    finishIndex(gitDir, lockFd, entries);
+    const commit = parentTree === tree ? null : write("commit", commitBody(tree, head.commit, identity, message, now));
+    await writeLooseObjects(gitDir, pending, folders);
+    await lock.writeFile(serializeIndex(entries));
+    await lock.close();
+    await rename(lockPath, indexPath);
     locked = false;
-    updateRef(gitDir, head.ref, commit);
-    remember(headTrees, gitDir, { commit, tree });
+    if (commit !== null) await updateRef(gitDir, head.ref, commit);
+    const headNow = commit !== null ? { commit, tree } : (known?.head ?? null);
+    remember(gitDir, {
+      indexKey: keyOf(statSync(indexPath, { bigint: true, throwIfNoEntry: false })),
+      entries,
+      head: headNow,
+      objects: objects.size > MAX_KNOWN_OBJECTS ? new Set() : objects,
+      folders,
+    });
     return { commit, leftOut };
+  } catch (error) {
+    // What this process knew may no longer be true (an object write failed half way): start from the files again.
+    memories.delete(gitDir);
+    throw error;
   } finally {
     if (locked) {
-      closeSync(lockFd);
-      try {
-        unlinkSync(lockPath);
-      } catch {
-        // already gone
-      }
+      await lock.close().catch(() => undefined);
+      await unlink(lockPath).catch(() => undefined);
     }
   }
 }
 
-/** Writes the new index into the held `index.lock` and renames it over `index`, as git commits a lock file. */
-function finishIndex(gitDir: string, lockFd: number, entries: IndexEntry[]): void {
-  try {
-    writeSync(lockFd, serializeIndex(entries));
-  } finally {
-    closeSync(lockFd);
-  }
-  const indexPath = join(gitDir, "index");
-  renameSync(join(gitDir, "index.lock"), indexPath);
-  remember(indexCache, gitDir, { key: indexKey(indexPath), entries });
-}
-
-function readIndex(gitDir: string): IndexEntry[] {
-  const indexPath = join(gitDir, "index");
-  const key = indexKey(indexPath);
-  if (key === "missing") return [];
-  const cached = indexCache.get(gitDir);
-  if (cached?.key === key) return cached.entries;
-  const entries = parseIndex(readFileSync(indexPath));
-  remember(indexCache, gitDir, { key, entries });
-  return entries;
-}
-
-function indexKey(indexPath: string): string {
-  const stat = statSync(indexPath, { bigint: true, throwIfNoEntry: false });
+function keyOf(stat: BigIntStats | undefined): string {
   return stat ? `${stat.ino}:${stat.size}:${stat.mtimeNs}` : "missing";
 }
 
 /** The index's mtime in (seconds, nanoseconds), for git's racy-entry rule. */
-function indexMtime(gitDir: string): { seconds: number; nanoseconds: number } {
-  const stat = statSync(join(gitDir, "index"), { bigint: true, throwIfNoEntry: false });
+function mtimeOf(stat: BigIntStats | undefined): { seconds: number; nanoseconds: number } {
   if (!stat) return { seconds: 0, nanoseconds: 0 };
   return { seconds: Number(stat.mtimeNs / 1_000_000_000n), nanoseconds: Number(stat.mtimeNs % 1_000_000_000n) };
 }
@@ -177,8 +188,8 @@ function isRacy(entry: IndexEntry, index: { seconds: number; nanoseconds: number
  * must still be there (a commit on a parent that is gone would make a broken
  * history); a packed one is left to git.
  */
-function treeOf(gitDir: string, commit: string): string {
-  const known = headTrees.get(gitDir);
+function treeOf(gitDir: string, commit: string, memory: RepositoryMemory | undefined): string {
+  const known = memory?.head;
   if (known?.commit === commit && hasLooseObject(gitDir, commit)) return known.tree;
   const object = readLooseObject(gitDir, commit);
   if (!object) {
@@ -189,7 +200,7 @@ function treeOf(gitDir: string, commit: string): string {
   if (object.type !== "commit") throw new Error(`HEAD points at a ${object.type}, not a commit`);
   const tree = /^tree ([0-9a-f]{40})\n/.exec(object.content.toString("latin1"))?.[1];
   if (tree === undefined) throw new UnsupportedIndexError(`commit ${commit} names no tree`);
-  remember(headTrees, gitDir, { commit, tree });
+  if (memory) memory.head = { commit, tree };
   return tree;
 }
 
@@ -258,7 +269,8 @@ function checkRepositorySettings(gitDir: string): void {
   ])
     if (config.includes(setting)) throw new UnsupportedIndexError(`.git/config sets ${setting}`);
   if (existsSync(join(gitDir, "MERGE_HEAD"))) throw new UnsupportedIndexError("a merge is in progress");
-  remember(checkedRepositories, gitDir);
+  if (checkedRepositories.size >= MAX_CACHED) checkedRepositories.clear();
+  checkedRepositories.add(gitDir);
 }
 
 function readOrEmpty(path: string): string {
@@ -277,8 +289,12 @@ function safeReaddir(path: string): string[] {
   }
 }
 
-function remember<V>(cache: Map<string, V> | Set<string>, key: string, value?: V): void {
-  if (cache.size >= MAX_CACHED) cache.clear();
-  if (cache instanceof Map) cache.set(key, value as V);
-  else cache.add(key);
+/** Drops what this process knew of a repository (after `git gc`, or anything else that rewrites it). */
+export function forgetRepository(gitDir: string): void {
+  memories.delete(gitDir);
+}
+
+function remember(gitDir: string, memory: RepositoryMemory): void {
+  if (memories.size >= MAX_CACHED && !memories.has(gitDir)) memories.clear();
+  memories.set(gitDir, memory);
 }

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { mkdir, open, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { deflateSync, inflateSync } from "node:zlib";
 import { randomHex } from "../../ids.js";
@@ -44,6 +45,59 @@ export function writeLooseObject(gitDir: string, type: GitObjectType, content: U
   closeSync(fd);
   renameSync(temporary, target);
   return id;
+}
+
+/** An object a commit is about to write: its id is already known (hashObject). */
+export interface PendingObject {
+  id: string;
+  type: GitObjectType;
+  content: Uint8Array;
+}
+
+/**
+ * Writes a commit's new objects the same way (temp file, rename to its id),
+ * all at once on libuv's thread pool instead of one synchronous rename after
+ * another on the event loop: each object is its own file, so their order does
+ * not matter, and the caller writes the index and the ref only after every one
+ * of them is in place. `folders` remembers the fan-out folders known to exist.
+ */
+export async function writeLooseObjects(
+  gitDir: string,
+  objects: readonly PendingObject[],
+  folders: Set<string>,
+): Promise<void> {
+  await Promise.all(objects.map((object) => writeOne(gitDir, object, folders)));
+}
+
+async function writeOne(gitDir: string, object: PendingObject, folders: Set<string>): Promise<void> {
+  const fanOut = object.id.slice(0, 2);
+  const folder = join(gitDir, "objects", fanOut);
+  if (!folders.has(fanOut)) {
+    await mkdir(folder, { recursive: true, mode: DIRECTORY_MODE });
+    folders.add(fanOut);
+  }
+  const temporary = join(folder, `tmp_obj_${randomHex(8)}`);
+  const header = Buffer.from(`${object.type} ${object.content.length}\0`);
+  const compressed = deflateSync(Buffer.concat([header, object.content]), { level: 1 });
+  let handle;
+  try {
+    handle = await open(temporary, "wx", OBJECT_MODE);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    // `git gc` removes fan-out folders it emptied: make it again.
+    await mkdir(folder, { recursive: true, mode: DIRECTORY_MODE });
+    handle = await open(temporary, "wx", OBJECT_MODE);
+  }
+  try {
+    await handle.writeFile(compressed);
+  } catch (error) {
+    await handle.close();
+    await unlink(temporary);
+    throw error;
+  }
+  await handle.close();
+  // Over an object already there (the same bytes, by its id) the rename changes nothing a reader could see.
+  await rename(temporary, join(folder, object.id.slice(2)));
 }
 
 /** True when the object is stored loose in this repository. */

@@ -1,4 +1,5 @@
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
+import { open, rename, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { UnsupportedIndexError } from "./git-index.js";
 
@@ -54,19 +55,19 @@ function readRef(gitDir: string, ref: string): string | null {
  * fsynced, as git does not fsync refs by default. Throws EEXIST while another
  * writer holds the lock.
  */
-export function updateRef(gitDir: string, ref: string, commit: string): void {
+export async function updateRef(gitDir: string, ref: string, commit: string): Promise<void> {
   const target = join(gitDir, ref);
   const lock = `${target}.lock`;
   // A branch only in packed-refs has no folder of loose refs yet.
   mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-  const fd = openSync(lock, "wx", 0o600);
+  const handle = await open(lock, "wx", 0o600);
   try {
-    writeSync(fd, `${commit}\n`);
+    await handle.writeFile(`${commit}\n`);
   } catch (error) {
-    closeSync(fd);
-    unlinkSync(lock);
+    await handle.close();
+    await unlink(lock);
     throw error;
   }
-  closeSync(fd);
-  renameSync(lock, target);
+  await handle.close();
+  await rename(lock, target);
 }

@@ -20,6 +20,7 @@ import { acquireLockFileSync, releaseOwnLockSync, withLock, type AcquiredLock } 
 import { flushOnExit } from "./registry-exit.js";
 import { INDEX_FILE, REGISTRY_LOCK_FILE } from "./layout.js";
 import { readMetaFile } from "./meta-file.js";
+import { RegistryText } from "./registry-text.js";
 import type { SessionMeta, SessionRecord } from "./types.js";
 
 type Entries = Record<string, SessionRecord>;
@@ -78,6 +79,8 @@ export class SessionRegistry {
   private lastFlushMs = 0;
   private inFlight: Map<string, QueuedChange[]> | null = null;
   private reportedFailure = false;
+  /** index.json's text by entry, for flushes (see RegistryText). */
+  private readonly text = new RegistryText();
 
   private constructor(private readonly root: string) {
     this.indexPath = join(root, INDEX_FILE);
@@ -137,7 +140,7 @@ export class SessionRegistry {
     }
     const started = performance.now();
     let failed = false;
-    this.flushing = this.update(() => undefined)
+    this.flushing = this.write(null)
       .then(
         () => undefined,
         (error: unknown) => {
@@ -248,11 +251,29 @@ export class SessionRegistry {
    * queue if the write fails.
    */
   async update(mutate: (entries: Entries) => void): Promise<Entries> {
+    return this.write(mutate);
+  }
+
+  /**
+   * update() for a change, or (mutate null) a flush of the queued changes.
+   * A flush starts from the entries this process wrote last when index.json
+   * still holds exactly those bytes (one read and compare instead of parsing
+   * every session's entry), and re-serialises only the entries that changed:
+   * with many sessions in the store, a flush costs about what it writes, not
+   * a parse and a serialisation of the whole registry. A change (`mutate`,
+   * which may edit entries in place) always starts from a fresh parse.
+   */
+  private async write(mutate: ((entries: Entries) => void) | null): Promise<Entries> {
     return withLock(
       this.lockPath,
       async () => {
         const raw = readOrNull(this.indexPath);
-        let entries = raw === null ? null : parseEntries(raw);
+        const reusable = mutate === null && raw !== null && this.cached?.raw.equals(raw);
+        let entries = reusable
+          ? { ...(this.cached as { entries: Entries }).entries }
+          : raw === null
+            ? null
+            : parseEntries(raw);
         if (entries === null) {
           if (raw !== null) this.keepCorruptCopy();
           entries = this.rebuildFromMeta();
@@ -262,8 +283,8 @@ export class SessionRegistry {
         this.inFlight = taken;
         try {
           applyQueued(entries, taken);
-          mutate(entries);
-          const text = dumpsPythonIndented(entries);
+          if (mutate) mutate(entries);
+          const text = mutate ? dumpsPythonIndented(entries) : this.text.render(entries);
           await writeFileAtomic(this.indexPath, text);
           this.cached = { raw: Buffer.from(text), entries };
           return entries;

@@ -6,6 +6,7 @@ import { checkSession } from "./check-session.js";
 import { checkCreatingLeftovers } from "./creating-leftovers.js";
 import { checkRegistryEntries } from "./registry-entries.js";
 import { checkRegistryFile } from "./registry-file.js";
+import { checkRootTempLeftovers } from "./root-temp-leftovers.js";
 import type { DoctorFinding, DoctorReport } from "./types.js";
 
 /**
@@ -29,6 +30,7 @@ export async function doctorStore(
   if (wholeStore) {
     await checkRegistryFile(db, findings, fix);
     await checkCreatingLeftovers(db, findings, fix);
+    await checkRootTempLeftovers(db, findings, fix);
   }
   for (const sessionId of sessionIds) await checkSession(db, sessionId, findings, fix);
   // A session reached through a link is reported above and left alone, also by the registry.

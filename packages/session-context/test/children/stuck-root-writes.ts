@@ -8,14 +8,14 @@ import { dirname } from "node:path";
 const [root] = process.argv.slice(2) as [string];
 const realRename = fsp.rename;
 let stuck = 0;
-fsp.rename = (async (from: Parameters<typeof realRename>[0], to: Parameters<typeof realRename>[1]) => {
+fsp.rename = async (from: Parameters<typeof realRename>[0], to: Parameters<typeof realRename>[1]) => {
   if (dirname(String(from)) === root && /\.tmp-[0-9a-f]+$/.test(String(from))) {
     stuck++;
     if (stuck === 2) process.stdout.write("stuck\n");
     return new Promise<void>(() => undefined);
   }
   return realRename(from, to);
-});
+};
 // The store imports `rename` from node:fs/promises by name: this makes those bindings see the change.
 syncBuiltinESMExports();
 

@@ -3,7 +3,7 @@
 // frames pass the limit, during the stream; the turn goes on; and the server holds no more memory
 // than when every client reads. A control server whose limit is above the reply keeps the stalled
 // client's frames, which shows the memory probe sees them.
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";

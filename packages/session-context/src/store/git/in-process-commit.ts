@@ -1,5 +1,16 @@
-import { existsSync, readdirSync, readFileSync, readlinkSync, statSync, type BigIntStats } from "node:fs";
-import { open, rename, unlink } from "node:fs/promises";
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  type BigIntStats,
+} from "node:fs";
 import { join } from "node:path";
 import { parseNodeText } from "../history.js";
 import { GIT_EXCLUDES, parseNodeFileName, type SessionPaths } from "../layout.js";
@@ -73,8 +84,8 @@ const MAX_KNOWN_OBJECTS = 50_000;
  * so a kill at any point leaves a repository that `git fsck` accepts, with at
  * worst changes staged and not yet committed, which the next commit takes.
  * The index this process wrote last is kept in memory (no re-read, no
- * re-serialising of unchanged entries), and the new objects are written
- * together, off the event loop.
+ * re-serialising of unchanged entries), and objects known to exist are not
+ * written or looked for again.
  *
  * Throws UnsupportedIndexError for a repository that needs more of git than
  * this does (hooks, ignore or attributes files, a merge, index version 4,
@@ -97,7 +108,7 @@ export async function commitInProcess(
   // Checked before anything is written: a parent that is gone fails the commit (a history on it would be broken).
   const parentTree = head.commit === null ? null : treeOf(gitDir, head.commit, known);
   const lockPath = join(gitDir, "index.lock");
-  const lock = await open(lockPath, "wx", 0o600);
+  const lockFd = openSync(lockPath, "wx", 0o600);
   let locked = true;
   try {
     const previous = memory?.entries ?? (indexStat ? parseIndex(readFileSync(indexPath)) : []);
@@ -141,12 +152,15 @@ export async function commitInProcess(
     for (const file of scanWorktree(paths.dir).sort((a, b) => comparePaths(a.path, b.path))) take(file);
     const tree = writeTrees(entries, write);
     const commit = parentTree === tree ? null : write("commit", commitBody(tree, head.commit, identity, message, now));
-    await writeLooseObjects(gitDir, pending, folders);
-    await lock.writeFile(serializeIndex(entries));
-    await lock.close();
-    await rename(lockPath, indexPath);
+    writeLooseObjects(gitDir, pending, folders);
+    try {
+      writeFileSync(lockFd, serializeIndex(entries));
+    } finally {
+      closeSync(lockFd);
+    }
+    renameSync(lockPath, indexPath);
     locked = false;
-    if (commit !== null) await updateRef(gitDir, head.ref, commit);
+    if (commit !== null) updateRef(gitDir, head.ref, commit);
     const headNow = commit !== null ? { commit, tree } : (known?.head ?? null);
     remember(gitDir, {
       indexKey: keyOf(statSync(indexPath, { bigint: true, throwIfNoEntry: false })),
@@ -162,8 +176,16 @@ export async function commitInProcess(
     throw error;
   } finally {
     if (locked) {
-      await lock.close().catch(() => undefined);
-      await unlink(lockPath).catch(() => undefined);
+      try {
+        closeSync(lockFd);
+      } catch {
+        // already closed by the index write
+      }
+      try {
+        unlinkSync(lockPath);
+      } catch {
+        // already gone
+      }
     }
   }
 }

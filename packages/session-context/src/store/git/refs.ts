@@ -1,5 +1,4 @@
-import { mkdirSync, readFileSync } from "node:fs";
-import { open, rename, unlink } from "node:fs/promises";
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { UnsupportedIndexError } from "./git-index.js";
 
@@ -55,19 +54,19 @@ function readRef(gitDir: string, ref: string): string | null {
  * fsynced, as git does not fsync refs by default. Throws EEXIST while another
  * writer holds the lock.
  */
-export async function updateRef(gitDir: string, ref: string, commit: string): Promise<void> {
+export function updateRef(gitDir: string, ref: string, commit: string): void {
   const target = join(gitDir, ref);
   const lock = `${target}.lock`;
   // A branch only in packed-refs has no folder of loose refs yet.
   mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-  const handle = await open(lock, "wx", 0o600);
+  const fd = openSync(lock, "wx", 0o600);
   try {
-    await handle.writeFile(`${commit}\n`);
+    writeSync(fd, `${commit}\n`);
   } catch (error) {
-    await handle.close();
-    await unlink(lock);
+    closeSync(fd);
+    unlinkSync(lock);
     throw error;
   }
-  await handle.close();
-  await rename(lock, target);
+  closeSync(fd);
+  renameSync(lock, target);
 }

@@ -1,6 +1,5 @@
 import {
   describeModelCalls,
-  describeSession,
   prepareResume,
   routeAnswer,
   SessionNotFoundError,
@@ -18,8 +17,8 @@ import { handleBranchFrame } from "./branch-frames.js";
 import { parseClientFrame } from "./parse-frame.js";
 import type { ProgramRegistry } from "./programs.js";
 import type { AnswerFrame, ClientFrame, ModelCallInfo } from "./protocol.js";
-import { sessionUsageForPage } from "./session-usage.js";
-import { latestTurn, questionFrameOf, resumableInfo } from "./stopped-turns.js";
+import { sessionDetailFrame } from "./session-detail.js";
+import { latestTurn, questionFrameOf } from "./stopped-turns.js";
 import type { Subscriptions } from "./subscriptions.js";
 import type { Turns } from "./turns.js";
 import type { WebAsker } from "./web-asker.js";
@@ -179,20 +178,8 @@ export class FrameHandler {
         client.send({ type: "sessions", sessions: await db.listSessions(pick(frame, "limit", "offset")) });
         return;
       case "get_session": {
-        const detail = await describeSession(frame.session_id, { db });
         const busy = turns.isBusy(frame.session_id) || (await this.remoteRunner(frame.session_id)) !== null;
-        client.send({
-          type: "session_detail",
-          session_id: frame.session_id,
-          session: detail.record,
-          meta: detail.meta,
-          conversation: detail.conversation,
-          nodes: detail.nodes,
-          problems: detail.problems,
-          busy,
-          resumable: busy ? null : resumableInfo(latestTurn(db, frame.session_id)),
-          usage: await sessionUsageForPage(db, frame.session_id),
-        });
+        client.send(await sessionDetailFrame(db, frame.session_id, busy));
         return;
       }
       case "get_calls": {

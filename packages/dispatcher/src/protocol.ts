@@ -331,6 +331,18 @@ export interface SubscribedFrame {
   busy: boolean;
 }
 
+/**
+ * Frames of the session may have been missed (in a cluster: this replica's event channel, or the one of the
+ * replica running its turn, was down for a while). The client drops the streamed text and questions it holds for
+ * the session; a `session_detail` follows, then the pending questions and the text so far of replies streaming
+ * now, as after `subscribe`.
+ */
+export interface ResyncFrame {
+  type: "resync";
+  session_id: string;
+  reason: string;
+}
+
 /** Answer to `unsubscribe`. */
 export interface UnsubscribedFrame {
   type: "unsubscribed";
@@ -405,6 +417,7 @@ export type ServerFrame =
   | SessionDetailFrame
   | CallsFrame
   | SubscribedFrame
+  | ResyncFrame
   | UnsubscribedFrame
   | SessionDeletedFrame
   | ProgramsFrame

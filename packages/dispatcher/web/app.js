@@ -164,6 +164,13 @@ function handle(frame) {
         setBusy(frame.busy);
       }
       return;
+    case "resync":
+      // Frames may have been missed: what was streamed and asked is sent again, after the snapshot.
+      if (frame.session_id === state.sessionId) state.streams = new Map();
+      for (const [id, question] of state.questions)
+        if (question.session_id === frame.session_id) state.questions.delete(id);
+      if (state.shownQuestion !== null && !state.questions.has(state.shownQuestion)) closeQuestion();
+      return scheduleRender();
     case "unsubscribed":
       return;
     case "calls":

@@ -5,8 +5,8 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { agenticFunction, askUser, CancelledError } from "@openprogram/session-context";
-import { removeTree, waitFor } from "@openprogram/session-context/testing";
+import { agenticFunction, askUser, CancelledError, createRuntime, type Runtime } from "@openprogram/session-context";
+import { removeTree, startFakeOpenAIServer, waitFor } from "@openprogram/session-context/testing";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -73,13 +73,13 @@ interface Replica {
 
 async function startReplica(
   leaseTtlMs = 2_000,
-  as: { postgresUrl?: string; replicaId?: string } = {},
+  as: { postgresUrl?: string; replicaId?: string; runtime?: Runtime } = {},
 ): Promise<Replica> {
   const logs: LogEntry[] = [];
   const dispatcher = await createDispatcher({
     port: 0,
     sessionsRoot: root,
-    runtime: null,
+    runtime: as.runtime ?? null,
     programs,
     log: (entry) => logs.push(entry),
     cluster: { postgresUrl: as.postgresUrl ?? database.url, leaseTtlMs, poolSize: 4, replicaId: as.replicaId },
@@ -431,16 +431,20 @@ describe("event channel outage", () => {
    * A replica connecting as a role of its own, so that its event channel alone can be cut: its LISTEN backend is
    * terminated (pg_terminate_backend) while the role may not log in, so it stays down until `reopen`.
    */
-  async function replicaWithOwnRole(): Promise<
-    Replica & { id: string; cut(): Promise<void>; reopen(): Promise<void> }
-  > {
+  async function replicaWithOwnRole(
+    runtime?: Runtime,
+  ): Promise<Replica & { id: string; cut(): Promise<void>; reopen(): Promise<void> }> {
     const role = `openprogram_test_${randomBytes(4).toString("hex")}`;
     roles.push(role);
     await database.admin(`CREATE ROLE ${role} LOGIN SUPERUSER`);
     const url = new URL(database.url);
     url.username = role;
     const id = `replica-${role}`;
-    const replica = await startReplica(2_000, { postgresUrl: url.toString(), replicaId: id });
+    const replica = await startReplica(2_000, {
+      postgresUrl: url.toString(),
+      replicaId: id,
+      ...(runtime ? { runtime } : {}),
+    });
     return {
       ...replica,
       id,
@@ -545,5 +549,41 @@ describe("event channel outage", () => {
     } finally {
       await a.reopen();
     }
+  });
+  it("a reply streaming on A while B's channel is down: after the resync B's client has the text so far once, then the rest", async () => {
+    const fake = await startFakeOpenAIServer();
+    onCleanup(() => fake.close());
+    const chunks = Array.from({ length: 80 }, (_, index) => `w${index} `);
+    fake.setHandler(() => ({ chunks, chunkDelayMs: 25 }));
+    const runtime = createRuntime({ provider: "openai", baseUrl: fake.baseUrl, model: "m", maxRetries: 0 }) as Runtime;
+    const a = await startReplica(2_000, { runtime });
+    const b = await replicaWithOwnRole();
+    const onA = await a.connect();
+    const onB = await b.connect();
+    const sessionId = await newSession(onA);
+    asFrame(await onB.request({ type: "subscribe", session_id: sessionId }, "subscribed"), "subscribed");
+    onA.send({ type: "chat", text: "hello", session_id: sessionId });
+    const first = await onB.next("delta", (frame) => frame.session_id === sessionId);
+    await b.cut();
+    try {
+      // Text streams on A meanwhile; B's client gets none of it.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+    } finally {
+      await b.reopen();
+    }
+    const resync = await onB.next("resync", (frame) => frame.session_id === sessionId);
+    const done = await onB.next("turn_done", (frame) => frame.session_id === sessionId);
+    const from = onB.frames.indexOf(resync);
+    const after = onB.frames.slice(from, onB.frames.indexOf(done));
+    const streamed = after
+      .filter((frame) => frame.type === "delta" && frame.node_id === first.node_id)
+      .map((frame) => (frame as { text: string }).text)
+      .join("");
+    // Cleared by resync, then the owner's text so far and the deltas after it: the whole reply, nothing twice.
+    expect(streamed).toBe(chunks.join(""));
+    const final = after.find(
+      (frame) => frame.type === "node" && frame.node.id === first.node_id && frame.op === "update",
+    );
+    expect(final).toMatchObject({ node: { output: chunks.join("") } });
   });
 });

@@ -231,6 +231,12 @@ describe("compaction", () => {
     for (const request of server.requests) expect(request.inputTokens).toBeLessThanOrEqual(640);
     const meta = await db.readMeta("auto");
     expect(typeof meta._last_summary_id).toBe("string");
+    // The counts it made are kept for a later process, in our bookkeeping only (git and Python never see them).
+    const counts = join((store as TempStore).root, "auto", ".state", "token-counts-o200k_base.json");
+    expect(Object.keys((JSON.parse(readFileSync(counts, "utf8")) as { counts: object }).counts).length).toBeGreaterThan(
+      0,
+    );
+    expect(git(join((store as TempStore).root, "auto"), "status", "--porcelain")).toBe("");
   });
 
   for (const provider of ["openai", "anthropic"] as const) {

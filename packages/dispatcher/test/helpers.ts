@@ -119,8 +119,8 @@ export interface ServedChild {
   home: string;
   lines: string[];
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Resolves with the first log entry of this event (waits for it). */
-  event(name: string): Promise<Record<string, unknown>>;
+  /** Resolves with the first log entry of this event (waits for it, 60 s unless told: a bound on a hang). */
+  event(name: string, waitMs?: number): Promise<Record<string, unknown>>;
 }
 
 /**
@@ -165,8 +165,8 @@ export async function serveInChild(
     await exited;
     if (sharedHome === undefined) removeTree(home);
   });
-  const event = async (name: string): Promise<Record<string, unknown>> => {
-    const deadline = Date.now() + 60_000;
+  const event = async (name: string, waitMs = 60_000): Promise<Record<string, unknown>> => {
+    const deadline = Date.now() + waitMs;
     for (;;) {
       const found = lines
         .map((line) => JSON.parse(line) as Record<string, unknown>)

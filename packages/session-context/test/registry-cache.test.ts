@@ -1,27 +1,36 @@
 // index.json is a cache of the sessions' own files (registry.ts): a turn's status reaches it shortly after it
 // changes, without any turn waiting for it; a process killed before its flush leaves nothing the store, Python or
 // the doctor cannot put right.
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
+import { promisify } from "node:util";
 import { writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { doctorSessions, SessionDB, sessionContext } from "../src/index.js";
+import { flushDelayMs } from "../src/store/registry.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 import { childScript, runTsChild } from "./helpers.js";
 
+const execFileAsync = promisify(execFile);
+
 /** What Python's json module reads from index.json for one session (null when it is not listed). */
-function pythonStatus(root: string, sessionId: string): string | null {
+async function pythonStatus(root: string, sessionId: string): Promise<string | null> {
   const script =
     "import json,sys\ntry:\n  e=json.load(open(sys.argv[1]+'/index.json')).get(sys.argv[2])\nexcept FileNotFoundError:\n  e=None\n" +
     "print(json.dumps(e and e['status']))";
-  return JSON.parse(execFileSync("python3", ["-c", script, root, sessionId], { encoding: "utf8" })) as string | null;
+  // Asynchronous: a blocking spawn would starve the very flush the test waits for.
+  const { stdout } = await execFileAsync("python3", ["-c", script, root, sessionId], { encoding: "utf8" });
+  return JSON.parse(stdout) as string | null;
 }
 
-async function within(ms: number, check: () => boolean): Promise<boolean> {
+/** How long a check may wait for a timer-driven flush: a bound on a hang, not a speed assertion. */
+const HANG_MS = 20_000;
+
+async function within(ms: number, check: () => Promise<boolean>): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
-    if (check()) return true;
+    if (await check()) return true;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   return check();
@@ -34,14 +43,21 @@ describe("the registry as a cache", () => {
   });
   afterEach(() => store.cleanup());
 
-  it("shows Python a running turn within a second, and the exact status once the turn ended", async () => {
+  it("shows Python a running turn without being asked to flush, and the exact status once the turn ended", async () => {
     await store.db.createSession({ id: "s" });
     await store.db.beginTurn("s", "turn_a");
     await store.db.appendNode("s", { role: "user", output: "hi" }, { atHead: true });
-    expect(await within(1_000, () => pythonStatus(store.root, "s") === "running")).toBe(true);
+    // The flush is due within a second (below); waiting longer only bounds a hang on a loaded machine.
+    expect(await within(HANG_MS, async () => (await pythonStatus(store.root, "s")) === "running")).toBe(true);
     await store.db.endTurn("s", "turn_a", { status: "idle" });
     expect((await store.db.getSession("s"))?.status, "this process sees it at once").toBe("idle");
-    expect(await within(1_000, () => pythonStatus(store.root, "s") === "idle")).toBe(true);
+    expect(await within(HANG_MS, async () => (await pythonStatus(store.root, "s")) === "idle")).toBe(true);
+  });
+
+  it("makes a change wait at most a second for its flush, however slow the last flush was", () => {
+    expect(flushDelayMs(0)).toBe(20);
+    expect(flushDelayMs(10)).toBe(80);
+    expect(flushDelayMs(60_000)).toBe(1_000);
   });
 
   it("never makes a turn wait for the store-wide registry lock", async () => {
@@ -56,7 +72,7 @@ describe("the registry as a cache", () => {
         await store.db.appendNode("s", { role: "user", output: `t${turn}` }, { atHead: true });
         expect(await store.db.endTurn("s", `turn_${turn}`, { status: "idle" })).toMatch(/^[0-9a-f]{40}$/);
       }
-      expect(pythonStatus(store.root, "s"), "nothing was written past the lock").toBe("idle");
+      expect(await pythonStatus(store.root, "s"), "nothing was written past the lock").toBe("idle");
       expect((await store.db.getSession("s"))?.preview).toBe("t2");
     } finally {
       execFileSync("rm", ["-f", lock]);
@@ -81,7 +97,7 @@ describe("the registry as a cache", () => {
     const report = await doctorSessions({ db, fix: true });
     expect(report.healthy).toBe(true);
     await db.flushRegistry();
-    expect(pythonStatus(store.root, "lost"), "written back for Python too").toBe("idle");
+    expect(await pythonStatus(store.root, "lost"), "written back for Python too").toBe("idle");
   });
 
   it("recovers a turn killed before its running status reached the registry", async () => {
@@ -113,7 +129,7 @@ describe("the registry flush when the process exits", () => {
       writeFileSync(file, script);
       const kept = await runTsChild(file, [store.root, "kept"]);
       expect(kept.code, kept.stderr).toBe(0);
-      expect(pythonStatus(store.root, "exiting"), "flushed by the exit hook").toBe("idle");
+      expect(await pythonStatus(store.root, "exiting"), "flushed by the exit hook").toBe("idle");
       const gone = await runTsChild(file, [join(store.home, "other"), "gone"]);
       expect(gone.code, gone.stderr).toBe(0);
       expect(gone.stderr).not.toMatch(/Error/);

@@ -63,7 +63,9 @@ const REFERENCE_TREE = [
   "      chat fake-model",
 ];
 
-describe("OTLP export configured by OTEL_* variables", () => {
+// Each run is a TypeScript child process that starts another one (about 2 s each on a quiet machine, 18 s with
+// the machine loaded 6x, and over 60 s for the two runs of one test loaded 20x): a bound on a hang, not on speed.
+describe("OTLP export configured by OTEL_* variables", { timeout: 180_000 }, () => {
   it("http/protobuf (the default): one trace for the turn, the child process's spans under the parent's call", async () => {
     const child = await run({});
     expect(child.stderr).toBe("");

@@ -17,50 +17,17 @@ or exits 1 naming the first problem.
 
 import json
 import os
-import re
 import sys
 
-NODE_FIELDS = ["id", "created_at", "seq", "role", "name", "input", "output", "caller", "predecessor", "reads", "metadata"]
-FILE_NAME = re.compile(r"^(\d{4,})-([ulc])-([0-9a-zA-Z_]+)\.json$")
-
-
-def fail(message):
-    print(message, file=sys.stderr)
-    sys.exit(1)
-
-
-def read_json(path):
-    with open(path, "r", encoding="utf-8") as handle:
-        text = handle.read()
-    try:
-        return text, json.loads(text)
-    except ValueError as error:
-        fail(f"{path}: not JSON: {error}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from strict_store import fail, read_history, read_meta  # noqa: E402
 
 
 def main(root, session_id, head=None):
     session_dir = os.path.join(root, session_id)
-    meta_text, meta = read_json(os.path.join(session_dir, "meta.json"))
-    if meta_text != json.dumps(meta):
-        fail("meta.json is not what json.dumps writes for it")
-    history = os.path.join(session_dir, "history")
-    nodes = {}
-    ordered = []
-    for name in sorted(entry for entry in os.listdir(history) if not entry.startswith(".")):
-        match = FILE_NAME.match(name)
-        if not match:
-            fail(f"history/{name}: not a node file name")
-        text, node = read_json(os.path.join(history, name))
-        if list(node.keys()) != NODE_FIELDS:
-            fail(f"history/{name}: fields {list(node.keys())}")
-        if text != json.dumps(node):
-            fail(f"history/{name}: not what json.dumps writes for it")
-        if int(match.group(1)) != node["seq"] or match.group(2) != node["role"][0] or match.group(3) != node["id"]:
-            fail(f"history/{name}: the name does not match the node")
-        nodes[node["id"]] = node
-        ordered.append(node)
-    if [node["seq"] for node in ordered] != list(range(len(ordered))):
-        fail("seqs are not 0..n-1")
+    meta = read_meta(session_dir)
+    ordered = read_history(session_dir)
+    nodes = {node["id"]: node for node in ordered}
 
     summaries = []
     for node in ordered:

@@ -12,25 +12,10 @@ naming the first problem otherwise.
 
 import json
 import os
-import re
 import sys
 
-NODE_FIELDS = ["id", "created_at", "seq", "role", "name", "input", "output", "caller", "predecessor", "reads", "metadata"]
-FILE_NAME = re.compile(r"^(\d{4,})-([ulc])-([0-9a-zA-Z_]+)\.json$")
-
-
-def fail(message):
-    print(message, file=sys.stderr)
-    sys.exit(1)
-
-
-def read_json(path):
-    with open(path, "r", encoding="utf-8") as handle:
-        text = handle.read()
-    try:
-        return text, json.loads(text)
-    except ValueError as error:
-        fail(f"{path}: not JSON: {error}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from strict_store import fail, read_history, read_json, read_meta  # noqa: E402
 
 
 def main(root, session_id):
@@ -38,30 +23,11 @@ def main(root, session_id):
     if session_id not in index:
         fail(f"index.json has no entry for {session_id}")
     session_dir = os.path.join(root, session_id)
-    meta_text, meta = read_json(os.path.join(session_dir, "meta.json"))
-    if meta_text != json.dumps(meta):
-        fail("meta.json is not what json.dumps writes for it")
+    meta = read_meta(session_dir)
     if meta.get("id") != session_id:
         fail(f"meta.json id is {meta.get('id')!r}")
-
-    history = os.path.join(session_dir, "history")
-    nodes = []
-    for name in sorted(entry for entry in os.listdir(history) if not entry.startswith(".")):
-        match = FILE_NAME.match(name)
-        if not match:
-            fail(f"history/{name}: not a node file name")
-        text, node = read_json(os.path.join(history, name))
-        if list(node.keys()) != NODE_FIELDS:
-            fail(f"history/{name}: fields {list(node.keys())}")
-        if text != json.dumps(node):
-            fail(f"history/{name}: not what json.dumps writes for it")
-        if int(match.group(1)) != node["seq"] or match.group(2) != node["role"][0] or match.group(3) != node["id"]:
-            fail(f"history/{name}: the name does not match seq {node['seq']}, role {node['role']}, id {node['id']}")
-        nodes.append(node)
-
+    nodes = read_history(session_dir)
     by_id = {node["id"]: node for node in nodes}
-    if [node["seq"] for node in nodes] != list(range(len(nodes))):
-        fail("seq numbers are not 0..n-1 in file order")
     for node in nodes:
         if node["caller"] not in ("", None) and node["caller"] not in by_id:
             fail(f"node {node['id']}: caller {node['caller']} is not in the session")

@@ -42,6 +42,11 @@ const MAX_FLUSH_DELAY_MS = 1_000;
 /** A flush may take at most about this share of the time (a big registry flushes less often, never slower turns). */
 const FLUSH_DUTY = 8;
 
+/** How long queued changes wait for their flush, given how long the last flush took. */
+export function flushDelayMs(lastFlushMs: number): number {
+  return Math.min(MAX_FLUSH_DELAY_MS, Math.max(MIN_FLUSH_DELAY_MS, lastFlushMs * FLUSH_DUTY));
+}
+
 /** The registry lock is held for one durable write; one older than this was left by a killed process. */
 const REGISTRY_LOCK = { staleMs: 10_000, timeoutMs: 30_000 };
 
@@ -212,7 +217,7 @@ export class SessionRegistry {
 
   private scheduleFlush(): void {
     if (this.flushTimer) return;
-    const delay = Math.min(MAX_FLUSH_DELAY_MS, Math.max(MIN_FLUSH_DELAY_MS, this.lastFlushMs * FLUSH_DUTY));
+    const delay = flushDelayMs(this.lastFlushMs);
     this.flushTimer = setTimeout(() => {
       this.flushTimer = null;
       void this.flush().then(() => {

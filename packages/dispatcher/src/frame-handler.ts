@@ -1,4 +1,5 @@
 import {
+  archiveSession,
   describeModelCalls,
   prepareResume,
   routeAnswer,
@@ -197,6 +198,18 @@ export class FrameHandler {
         if (!subscriptions.isSubscribed(client, frame.session_id)) client.send(deleted);
         subscriptions.dropSession(frame.session_id);
         this.deps.log.info("session_deleted", { client: client.id, session_id: frame.session_id });
+        return;
+      }
+      case "archive_session": {
+        const record = await archiveSession(frame.session_id, { db, archived: frame.archived !== false });
+        const archived = { type: "session_archived", session_id: frame.session_id, archived: record.archived } as const;
+        subscriptions.publish(frame.session_id, archived);
+        if (!subscriptions.isSubscribed(client, frame.session_id)) client.send(archived);
+        this.deps.log.info("session_archived", {
+          client: client.id,
+          session_id: frame.session_id,
+          archived: record.archived,
+        });
         return;
       }
       case "compact":

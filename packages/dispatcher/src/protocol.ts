@@ -121,6 +121,18 @@ export interface DeleteSessionFrame extends ClientFrameBase {
 }
 
 /**
+ * Archives a session (or with `archived: false` unarchives it) as Python's
+ * `set_archived` does (the core's archiveSession): `list_sessions` hides it
+ * from then on. Answered with `session_archived`, to its subscribers too.
+ */
+export interface ArchiveSessionFrame extends ClientFrameBase {
+  type: "archive_session";
+  session_id: string;
+  /** Default true; false unarchives. */
+  archived?: boolean;
+}
+
+/**
  * Compacts a session now: the model summarises its history except the most
  * recent turns (the core's compactSession). Answered with `compacted`; its
  * subscribers get `compaction` frames and the summary's `node` frame.
@@ -151,6 +163,7 @@ export type ClientFrame =
   | GetSessionFrame
   | GetCallsFrame
   | DeleteSessionFrame
+  | ArchiveSessionFrame
   | CompactFrame
   | ListProgramsFrame
   | BranchClientFrame;
@@ -355,6 +368,13 @@ export interface SessionDeletedFrame {
   session_id: string;
 }
 
+/** A session was archived or unarchived (to the client that asked and the session's subscribers). */
+export interface SessionArchivedFrame {
+  type: "session_archived";
+  session_id: string;
+  archived: boolean;
+}
+
 /** Answer to `list_programs`. */
 export interface ProgramsFrame {
   type: "programs";
@@ -420,6 +440,7 @@ export type ServerFrame =
   | ResyncFrame
   | UnsubscribedFrame
   | SessionDeletedFrame
+  | SessionArchivedFrame
   | ProgramsFrame
   | BranchServerFrame
   | CompactionFrame

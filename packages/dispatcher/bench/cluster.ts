@@ -2,7 +2,7 @@
 // 1. cross-replica event latency: a turn on replica A, the same node frames timed at a client on B and at a
 //    client on A (from the wall-clock time the program made the call), p50/p99; target: p99 added <= 10 ms;
 // 2. turns per second with 1, 2 and 3 replicas beside a single server without PostgreSQL (same clients, same
-//    turns; on this 2-core machine every replica competes for the same two cores);
+//    turns, interleaved rounds, medians; on this 2-core machine every replica competes for the same two cores);
 // 3. lease acquire + release per turn beside a `SELECT 1` round trip on the same pool (alternating).
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -23,7 +23,8 @@ const CHILD = fileURLToPath(new URL("./cluster-replica.ts", import.meta.url));
 const EVENT_TURNS = iterations(10);
 const STEPS_PER_TURN = 40;
 const CLIENTS = 12;
-const TURNS_PER_CLIENT = iterations(15);
+const ROUNDS = iterations(7);
+const TURNS_PER_ROUND = 4;
 const LEASE_ROUNDS = iterations(400);
 
 interface Replica {
@@ -155,46 +156,76 @@ async function eventLatency(root: string, url: string): Promise<void> {
   });
 }
 
-/** Turns per second: CLIENTS clients spread over the replicas, each running turns on its own session. */
-async function throughput(replicas: Replica[]): Promise<number> {
+/** A set of servers measured for turns per second: CLIENTS clients spread over them, each on its own session. */
+interface Setup {
+  label: string;
+  replicas: Replica[];
+  clients: Client[];
+  sessions: string[];
+  rates: number[];
+  close(): Promise<void>;
+}
+
+async function setUp(label: string, count: number, url: string | undefined): Promise<Setup> {
+  const root = mkdtempSync(join(tmpdir(), "openprogram-bench-tps-"));
+  const replicas = await Promise.all(Array.from({ length: count }, () => startReplica(root, url)));
   const clients = await Promise.all(
-    Array.from({ length: CLIENTS }, (_, index) => Client.connect((replicas[index % replicas.length] as Replica).port)),
+    Array.from({ length: CLIENTS }, (_, index) => Client.connect((replicas[index % count] as Replica).port)),
   );
   const sessions = await Promise.all(clients.map((client) => newSession(client)));
+  return {
+    label,
+    replicas,
+    clients,
+    sessions,
+    rates: [],
+    close: async () => {
+      clients.forEach((client) => client.close());
+      await Promise.all(replicas.map((replica) => replica.stop()));
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One round: every client runs TURNS_PER_ROUND turns on its session, all at once; returns turns per second. */
+async function round(setup: Setup): Promise<number> {
   const started = performance.now();
   await Promise.all(
-    clients.map(async (client, index) => {
-      for (let turn = 0; turn < TURNS_PER_CLIENT; turn++) {
-        const end = await runTurn(client, sessions[index] as string, { count: 1, pauseMs: 0 });
+    setup.clients.map(async (client, index) => {
+      for (let turn = 0; turn < TURNS_PER_ROUND; turn++) {
+        const end = await runTurn(client, setup.sessions[index] as string, { count: 1, pauseMs: 0 });
         if (end.type !== "turn_done") throw new Error(`turn ended with ${JSON.stringify(end)}`);
       }
     }),
   );
-  const seconds = (performance.now() - started) / 1000;
-  clients.forEach((client) => client.close());
-  return (CLIENTS * TURNS_PER_CLIENT) / seconds;
+  return (CLIENTS * TURNS_PER_ROUND) / ((performance.now() - started) / 1000);
 }
 
-async function turnsPerSecond(url: string): Promise<void> {
-  const root = mkdtempSync(join(tmpdir(), "openprogram-bench-single-"));
-  const single = await startReplica(root);
-  const baseline = await throughput([single]);
-  await single.stop();
-  rmSync(root, { recursive: true, force: true });
-  for (const count of [1, 2, 3]) {
-    const shared = mkdtempSync(join(tmpdir(), "openprogram-bench-cluster-"));
-    const replicas = await Promise.all(Array.from({ length: count }, () => startReplica(shared, url)));
-    const rate = await throughput(replicas);
-    await Promise.all(replicas.map((replica) => replica.stop()));
-    rmSync(shared, { recursive: true, force: true });
+/**
+ * Turns per second of a single server and of clusters of 1, 2 and 3 replicas (each cluster on a database of its
+ * own, so no replica hears another cluster's NOTIFYs), in interleaved rounds: the machine is shared, and its load
+ * drifts more within a minute than these setups differ, so each round measures every setup back to back and the
+ * medians over the rounds are compared.
+ */
+async function turnsPerSecond(databaseFor: (count: number) => Promise<string>): Promise<void> {
+  const setups = [await setUp("single", 1, undefined)];
+  for (const count of [1, 2, 3]) setups.push(await setUp(String(count), count, await databaseFor(count)));
+  try {
+    for (let index = 0; index < ROUNDS; index++) for (const setup of setups) setup.rates.push(await round(setup));
+  } finally {
+    for (const setup of setups) await setup.close();
+  }
+  const [single, ...clusters] = setups as [Setup, ...Setup[]];
+  for (const setup of clusters) {
+    const count = Number(setup.label);
     report({
       package: "dispatcher",
-      metric: `cluster: turns per second, ${count} replica${count > 1 ? "s" : ""} (${CLIENTS} clients, 2 cores)`,
+      metric: `cluster: turns per second, ${count} replica${count > 1 ? "s" : ""} (${CLIENTS} clients, 2 cores; median of ${ROUNDS} interleaved rounds)`,
       unit: "turns/s",
-      median: rate,
-      baseline,
-      baselineLabel: "(a single server without PostgreSQL)",
-      samples: CLIENTS * TURNS_PER_CLIENT,
+      median: median(setup.rates),
+      baseline: median(single.rates),
+      baselineLabel: "(a single server without PostgreSQL, same rounds)",
+      samples: ROUNDS * CLIENTS * TURNS_PER_ROUND,
     });
   }
 }
@@ -234,19 +265,26 @@ async function leaseCost(url: string): Promise<void> {
   });
 }
 
-const name = `openprogram_bench_${randomBytes(5).toString("hex")}`;
 const admin = new pg.Client({ connectionString: ADMIN_URL });
 await admin.connect();
-await admin.query(`CREATE DATABASE ${name}`);
-const url = new URL(ADMIN_URL);
-url.pathname = `/${name}`;
+const databases: string[] = [];
+async function newDatabase(): Promise<string> {
+  const name = `openprogram_bench_${randomBytes(5).toString("hex")}`;
+  await admin.query(`CREATE DATABASE ${name}`);
+  databases.push(name);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
 const root = mkdtempSync(join(tmpdir(), "openprogram-bench-events-"));
 try {
-  await leaseCost(url.toString());
-  await eventLatency(root, url.toString());
-  await turnsPerSecond(url.toString());
+  const url = await newDatabase();
+  await leaseCost(url);
+  await eventLatency(root, url);
+  await turnsPerSecond(() => newDatabase());
 } finally {
   rmSync(root, { recursive: true, force: true });
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+  for (const name of databases)
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
   await admin.end();
 }

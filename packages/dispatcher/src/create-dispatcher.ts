@@ -25,6 +25,7 @@ import { DISPATCHER_VERSION } from "./version.js";
 import { WebAsker } from "./web-asker.js";
 import { Cluster } from "./cluster/cluster.js";
 import { NoRunningTurnError } from "./errors.js";
+import { resyncSubscribers } from "./resync-subscribers.js";
 
 /** Unanswered pings for this long mean the peer is gone (proxies drop idle sockets after ~60 s). */
 const HEARTBEAT_MS = 30_000;
@@ -179,6 +180,11 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
   const url = `http://${urlHost(host)}:${address.port}`;
   await cluster?.join(url, {
     deliver: (sessionId, frame) => subscriptions.deliver(sessionId, frame),
+    watched: () => subscriptions.sessionIds().filter((sessionId) => !turns.isBusy(sessionId)),
+    resync: (sessionId, reason, runningElsewhere) =>
+      resyncSubscribers(db, subscriptions, sessionId, reason, runningElsewhere),
+    liveState: (sessionId) =>
+      turns.isBusy(sessionId) ? { questions: asker.pendingFor(sessionId), deltas: deltas.catchUp(sessionId) } : null,
     // What another replica's client sent for a turn running here, as if sent here.
     execute: (command) => {
       if (command.type === "answer") asker.answer(command.question_id, command.value);

@@ -1,6 +1,6 @@
 import {
+  archiveSession,
   describeModelCalls,
-  describeSession,
   prepareResume,
   routeAnswer,
   SessionNotFoundError,
@@ -18,8 +18,8 @@ import { handleBranchFrame } from "./branch-frames.js";
 import { parseClientFrame } from "./parse-frame.js";
 import type { ProgramRegistry } from "./programs.js";
 import type { AnswerFrame, ClientFrame, ModelCallInfo } from "./protocol.js";
-import { sessionUsageForPage } from "./session-usage.js";
-import { latestTurn, questionFrameOf, resumableInfo } from "./stopped-turns.js";
+import { sessionDetailFrame } from "./session-detail.js";
+import { latestTurn, questionFrameOf } from "./stopped-turns.js";
 import type { Subscriptions } from "./subscriptions.js";
 import type { Turns } from "./turns.js";
 import type { WebAsker } from "./web-asker.js";
@@ -179,20 +179,8 @@ export class FrameHandler {
         client.send({ type: "sessions", sessions: await db.listSessions(pick(frame, "limit", "offset")) });
         return;
       case "get_session": {
-        const detail = await describeSession(frame.session_id, { db });
         const busy = turns.isBusy(frame.session_id) || (await this.remoteRunner(frame.session_id)) !== null;
-        client.send({
-          type: "session_detail",
-          session_id: frame.session_id,
-          session: detail.record,
-          meta: detail.meta,
-          conversation: detail.conversation,
-          nodes: detail.nodes,
-          problems: detail.problems,
-          busy,
-          resumable: busy ? null : resumableInfo(latestTurn(db, frame.session_id)),
-          usage: await sessionUsageForPage(db, frame.session_id),
-        });
+        client.send(await sessionDetailFrame(db, frame.session_id, busy));
         return;
       }
       case "get_calls": {
@@ -210,6 +198,18 @@ export class FrameHandler {
         if (!subscriptions.isSubscribed(client, frame.session_id)) client.send(deleted);
         subscriptions.dropSession(frame.session_id);
         this.deps.log.info("session_deleted", { client: client.id, session_id: frame.session_id });
+        return;
+      }
+      case "archive_session": {
+        const record = await archiveSession(frame.session_id, { db, archived: frame.archived !== false });
+        const archived = { type: "session_archived", session_id: frame.session_id, archived: record.archived } as const;
+        subscriptions.publish(frame.session_id, archived);
+        if (!subscriptions.isSubscribed(client, frame.session_id)) client.send(archived);
+        this.deps.log.info("session_archived", {
+          client: client.id,
+          session_id: frame.session_id,
+          archived: record.archived,
+        });
         return;
       }
       case "compact":

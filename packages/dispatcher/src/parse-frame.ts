@@ -36,6 +36,7 @@ const ACTIONS: { [A in ClientAction]: (fields: FieldReader) => Extract<ClientFra
   get_session: (f) => ({ type: "get_session", session_id: f.sessionId() }),
   get_calls: (f) => ({ type: "get_calls", session_id: f.sessionId() }),
   delete_session: (f) => ({ type: "delete_session", session_id: f.sessionId() }),
+  archive_session: (f) => ({ type: "archive_session", session_id: f.sessionId(), ...f.optionalBoolean("archived") }),
   compact: (f) => ({
     type: "compact",
     session_id: f.sessionId(),
@@ -164,6 +165,14 @@ class FieldReader {
       );
     }
     return { [name]: value } as Record<K, number>;
+  }
+
+  optionalBoolean<K extends string>(name: K): Partial<Record<K, boolean>> {
+    const value = this.raw[name];
+    if (value === undefined || value === null) return {};
+    if (typeof value !== "boolean")
+      throw new InvalidInputError(`${this.action}.${name} must be true or false, not ${describeValue(value)}.`);
+    return { [name]: value } as Record<K, boolean>;
   }
 
   anyJson<K extends string>(name: K): Partial<Record<K, unknown>> {

@@ -121,6 +121,18 @@ export interface DeleteSessionFrame extends ClientFrameBase {
 }
 
 /**
+ * Archives a session (or with `archived: false` unarchives it) as Python's
+ * `set_archived` does (the core's archiveSession): `list_sessions` hides it
+ * from then on. Answered with `session_archived`, to its subscribers too.
+ */
+export interface ArchiveSessionFrame extends ClientFrameBase {
+  type: "archive_session";
+  session_id: string;
+  /** Default true; false unarchives. */
+  archived?: boolean;
+}
+
+/**
  * Compacts a session now: the model summarises its history except the most
  * recent turns (the core's compactSession). Answered with `compacted`; its
  * subscribers get `compaction` frames and the summary's `node` frame.
@@ -151,6 +163,7 @@ export type ClientFrame =
   | GetSessionFrame
   | GetCallsFrame
   | DeleteSessionFrame
+  | ArchiveSessionFrame
   | CompactFrame
   | ListProgramsFrame
   | BranchClientFrame;
@@ -331,6 +344,18 @@ export interface SubscribedFrame {
   busy: boolean;
 }
 
+/**
+ * Frames of the session may have been missed (in a cluster: this replica's event channel, or the one of the
+ * replica running its turn, was down for a while). The client drops the streamed text and questions it holds for
+ * the session; a `session_detail` follows, then the pending questions and the text so far of replies streaming
+ * now, as after `subscribe`.
+ */
+export interface ResyncFrame {
+  type: "resync";
+  session_id: string;
+  reason: string;
+}
+
 /** Answer to `unsubscribe`. */
 export interface UnsubscribedFrame {
   type: "unsubscribed";
@@ -341,6 +366,13 @@ export interface UnsubscribedFrame {
 export interface SessionDeletedFrame {
   type: "session_deleted";
   session_id: string;
+}
+
+/** A session was archived or unarchived (to the client that asked and the session's subscribers). */
+export interface SessionArchivedFrame {
+  type: "session_archived";
+  session_id: string;
+  archived: boolean;
 }
 
 /** Answer to `list_programs`. */
@@ -405,8 +437,10 @@ export type ServerFrame =
   | SessionDetailFrame
   | CallsFrame
   | SubscribedFrame
+  | ResyncFrame
   | UnsubscribedFrame
   | SessionDeletedFrame
+  | SessionArchivedFrame
   | ProgramsFrame
   | BranchServerFrame
   | CompactionFrame

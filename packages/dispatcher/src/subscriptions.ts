@@ -62,6 +62,11 @@ export class Subscriptions {
     for (const client of clients) client.sendEncoded(text);
   }
 
+  /** The sessions with at least one client here. */
+  sessionIds(): string[] {
+    return [...this.bySession.keys()];
+  }
+
   /** Number of sessions with at least one client (for tests and metrics). */
   get sessionCount(): number {
     return this.bySession.size;

@@ -229,9 +229,11 @@ export class Turns {
     if (!turn.leased || turn.sessionId === null) return;
     turn.leased = false;
     // index.json is a coalesced cache (written up to a second later): in a cluster the turn's end is written
-    // before the lease goes, so every replica lists the session as it is once the turn is over. A failed write
+    // before the lease goes, so every replica lists the session as it is once the turn is over. Only this
+    // session's change is waited for, in one write shared with the turns ending meanwhile (waiting for the whole
+    // queue made each turn end write index.json again for the other sessions' running turns). A failed write
     // stays queued and is tried again; it must not keep the lease.
-    await this.deps.db.flushRegistry().catch(() => undefined);
+    await this.deps.db.flushRegistry(turn.sessionId).catch(() => undefined);
     await this.deps.cluster?.leases.release(turn.sessionId);
   }
 

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { agenticFunction } from "@openprogram/session-context";
 import { scriptedRuntime } from "@openprogram/session-context/testing";
@@ -137,6 +137,39 @@ describe("session frames", () => {
     );
     const listed = asFrame(await client.request({ type: "list_sessions" }, "sessions"), "sessions");
     expect(listed.sessions.map((session) => session.id)).toEqual([ids[1]]);
+  });
+
+  it("archive_session archives and unarchives as Python does, tells the subscribers, and list_sessions hides it", async () => {
+    const { served, client, ids } = await withTwoSessions();
+    const watcher = await served.connect();
+    await watcher.request({ type: "subscribe", session_id: ids[0] }, "subscribed");
+    client.send({ type: "archive_session", session_id: ids[0] });
+    const archived = { type: "session_archived", session_id: ids[0], archived: true };
+    expect(await client.next("session_archived")).toEqual(archived);
+    expect(await watcher.next("session_archived")).toEqual(archived);
+    const meta = (): Record<string, unknown> =>
+      JSON.parse(readFileSync(join(served.store.root, ids[0], "meta.json"), "utf8")) as Record<string, unknown>;
+    expect(meta().archived).toBe(true);
+    const listed = asFrame(await client.request({ type: "list_sessions" }, "sessions"), "sessions");
+    expect(listed.sessions.map((session) => session.id)).toEqual([ids[1]]);
+
+    client.send({ type: "archive_session", session_id: ids[0], archived: false });
+    expect(await client.next("session_archived")).toEqual({ ...archived, archived: false });
+    expect(meta().archived).toBe(false);
+    const again = asFrame(await client.request({ type: "list_sessions" }, "sessions"), "sessions");
+    expect(again.sessions.map((session) => session.id).sort()).toEqual([...ids].sort());
+
+    // Bad input: a clear error, nothing changed.
+    const wrong = asError(
+      await client.request({ type: "archive_session", session_id: ids[0], archived: "yes" }, "session_archived"),
+    );
+    expect(wrong).toMatchObject({ code: "invalid_input", action: "archive_session" });
+    expect(wrong.message).toContain("archive_session.archived must be true or false");
+    expect(meta().archived).toBe(false);
+    expect(
+      asError(await client.request({ type: "archive_session", session_id: "session_nowhere" }, "session_archived"))
+        .code,
+    ).toBe("session_not_found");
   });
 
   it("sends hello with the protocol version on connect", async () => {

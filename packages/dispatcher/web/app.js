@@ -12,6 +12,7 @@ import { addCompactButton, compactionNote, foldSummary, summaryIdOf } from "./su
 const $ = (id) => document.getElementById(id);
 
 const state = {
+  archived: false,
   /** The kept-open connection (connection.js). */
   connection: null,
   /** The last `sessions` list, filtered on the page by the search box. */
@@ -164,6 +165,13 @@ function handle(frame) {
         setBusy(frame.busy);
       }
       return;
+    case "resync":
+      // Frames may have been missed: what was streamed and asked is sent again, after the snapshot.
+      if (frame.session_id === state.sessionId) state.streams = new Map();
+      for (const [id, question] of state.questions)
+        if (question.session_id === frame.session_id) state.questions.delete(id);
+      if (state.shownQuestion !== null && !state.questions.has(state.shownQuestion)) closeQuestion();
+      return scheduleRender();
     case "unsubscribed":
       return;
     case "calls":
@@ -174,6 +182,7 @@ function handle(frame) {
       state.nodes = new Map(frame.nodes.map((node) => [node.id, node]));
       state.resumable = frame.resumable ?? null;
       state.summaryId = summaryIdOf(frame.meta);
+      showArchived(frame.session.archived === true);
       showUsage($("usage"), frame.usage ?? null);
       setStatus(frame.session.status);
       setBusy(frame.busy);
@@ -184,6 +193,13 @@ function handle(frame) {
       if (frame.phase === "finished" && frame.summary_id) state.summaryId = frame.summary_id;
       return scheduleRender();
     case "compacted":
+      return;
+    case "session_archived":
+      if (frame.session_id === state.sessionId) {
+        showArchived(frame.archived);
+        note(frame.archived ? "Archived: the session list hides it; Unarchive brings it back." : "Unarchived.");
+      }
+      send({ type: "list_sessions" });
       return;
     case "session_deleted":
       if (frame.session_id === state.sessionId) selectSession(null);
@@ -234,6 +250,7 @@ function selectSession(sessionId, { fresh = false } = {}) {
   replaceQuery(params);
   $("session-id").textContent = sessionId ?? "(new: sending a message starts one)";
   $("delete-session").hidden = !sessionId;
+  $("archive-session").hidden = true;
   state.summaryId = null;
   setStatus("");
   hideError();
@@ -285,6 +302,17 @@ function setStatus(status) {
   const element = $("session-status");
   element.textContent = status;
   element.className = `status status-${status}`;
+}
+
+/** The Archive button says what it will do: archive the session, or bring an archived one back. */
+function showArchived(archived) {
+  state.archived = archived;
+  const button = $("archive-session");
+  button.hidden = !state.sessionId;
+  button.textContent = archived ? "Unarchive" : "Archive";
+  button.title = archived
+    ? "Bring this session back into the session list"
+    : "Hide this session from the session list (kept on disk; pruned after 90 days)";
 }
 
 function setBusy(busy) {
@@ -389,10 +417,14 @@ function renderCallTree() {
   const nodes = orderedNodes();
   const children = new Map();
   const roots = [];
+  // The head's branch only, as the conversation shows it (other branches are a switch away), and its active summary.
+  const onBranch = branches.visibleIds(state.nodes);
+  const shown = (node) => !onBranch || onBranch.has(node.id) || summaryAppliesTo(node, onBranch);
   for (const node of nodes) {
     const parent = node.caller !== "" && state.nodes.has(node.caller) ? node.caller : null;
-    if (parent === null) roots.push(node);
-    else {
+    if (parent === null) {
+      if (shown(node)) roots.push(node);
+    } else {
       if (!children.has(parent)) children.set(parent, []);
       children.get(parent).push(node);
     }
@@ -434,6 +466,12 @@ function renderCallTree() {
     return item;
   };
   $("call-tree").replaceChildren(...roots.map(build));
+}
+
+/** The active summary, when every turn it covers is on the branch shown. */
+function summaryAppliesTo(node, onBranch) {
+  const covers = node.metadata.covers_ids;
+  return node.id === state.summaryId && Array.isArray(covers) && covers.every((id) => onBranch.has(id));
 }
 
 function resultBlock(value) {
@@ -633,6 +671,9 @@ $("new-session").addEventListener("click", () => {
   showSessions(false);
 });
 addCompactButton($("delete-session"), () => send({ type: "compact", session_id: state.sessionId }));
+$("archive-session").addEventListener("click", () => {
+  if (state.sessionId) send({ type: "archive_session", session_id: state.sessionId, archived: !state.archived });
+});
 $("stop-turn").addEventListener("click", () => {
   if (state.sessionId) send({ type: "stop", session_id: state.sessionId });
 });

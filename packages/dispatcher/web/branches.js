@@ -16,6 +16,8 @@ export function createBranchView({ send, startTurn, rerender, currentSession, no
     tips: [],
     /** The node whose message is being edited, or null. */
     editing: null,
+    /** What is typed in the edit form so far, and where the caret is: a redraw (any incoming frame) keeps them. */
+    draft: null,
   };
 
   const select = document.createElement("select");
@@ -110,6 +112,7 @@ export function createBranchView({ send, startTurn, rerender, currentSession, no
     view.headId = undefined;
     view.tips = [];
     view.editing = null;
+    view.draft = null;
     renderSwitcher();
   }
 
@@ -154,6 +157,7 @@ export function createBranchView({ send, startTurn, rerender, currentSession, no
     button.disabled = busy;
     button.addEventListener("click", () => {
       view.editing = node.id;
+      view.draft = null;
       rerender();
     });
     return button;
@@ -164,8 +168,17 @@ export function createBranchView({ send, startTurn, rerender, currentSession, no
     form.className = "edit-form";
     const area = document.createElement("textarea");
     area.rows = 3;
-    area.value = typeof node.output === "string" ? node.output : "";
+    const draft = view.draft;
+    area.value = draft ? draft.text : typeof node.output === "string" ? node.output : "";
     area.setAttribute("aria-label", "Edited message");
+    // The page redraws the conversation on every frame: what is typed lives in the view, not in this element.
+    const remember = () => {
+      view.draft = { text: area.value, start: area.selectionStart, end: area.selectionEnd };
+    };
+    area.addEventListener("input", remember);
+    area.addEventListener("select", remember);
+    area.addEventListener("keyup", remember);
+    area.addEventListener("click", remember);
     const resend = document.createElement("button");
     resend.type = "submit";
     resend.className = "primary";
@@ -175,6 +188,7 @@ export function createBranchView({ send, startTurn, rerender, currentSession, no
     cancel.textContent = "Cancel";
     cancel.addEventListener("click", () => {
       view.editing = null;
+      view.draft = null;
       rerender();
     });
     form.addEventListener("submit", (event) => {
@@ -182,11 +196,15 @@ export function createBranchView({ send, startTurn, rerender, currentSession, no
       const text = area.value.trim();
       if (text === "") return;
       view.editing = null;
+      view.draft = null;
       startTurn({ type: "chat", text, from: node.id });
       rerender();
     });
     form.append(area, resend, cancel);
-    queueMicrotask(() => area.focus());
+    queueMicrotask(() => {
+      area.focus();
+      if (draft) area.setSelectionRange(draft.start, draft.end);
+    });
     return form;
   }
 

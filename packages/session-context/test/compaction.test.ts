@@ -121,6 +121,9 @@ describe("compaction", () => {
     expect(covered).toEqual(conversation.slice(0, covered.length).map((node) => node.id));
     expect(covered.length).toBeGreaterThanOrEqual(2);
     expect(conversation[covered.length]?.role).toBe("user");
+    // Dated as Python dates it: one microsecond before the first covered node, so it sorts before what it covers.
+    expect(summary?.created_at).toBe((conversation[0]?.created_at as number) - 1e-6);
+    expect([...nodes].sort((a, b) => a.created_at - b.created_at)[0]?.id).toBe(summary?.id);
     expect(result).toMatchObject({ covered: covered.length, kept: conversation.length - covered.length });
     // No node rewritten, the head unmoved, meta.json's summary fields moved; one commit.
     for (const [name, text] of Object.entries(filesBefore))
@@ -170,6 +173,10 @@ describe("compaction", () => {
     expect(later.length).toBeGreaterThan(earlier.length);
     expect(later.some((id) => id.startsWith("summary_"))).toBe(false);
     expect(byId.get(second.summaryId as string)?.predecessor).toBe(byId.get(first.summaryId as string)?.predecessor);
+    // Python's first covered node of a re-compaction is the previous summary (the view starts with it): 1 µs before it.
+    expect(byId.get(second.summaryId as string)?.created_at).toBe(
+      (byId.get(first.summaryId as string)?.created_at as number) - 1e-6,
+    );
     const lastSummariser = server.requests.filter(isSummariser).at(-1)?.json.messages?.[1]?.content ?? "";
     expect(lastSummariser).toContain("<previous-summary>\n");
     expect(lastSummariser).toContain(String(byId.get(first.summaryId as string)?.output).split("\n")[1]);
@@ -192,6 +199,11 @@ describe("compaction", () => {
       "a3sha",
     ]);
     expect(summary?.predecessor).toBe(null);
+    // Python's summary_3bd8271008 is 1796094266.4528484 (u0sha's 1796094266.4528494 less 1e-6); ours is 1e-6 before it.
+    expect(summary?.created_at).toBe(1796094266.4528484 - 1e-6);
+    // The file holds the number Python's own arithmetic gives (python3: repr(1796094266.4528484 - 1e-6)).
+    const file = join((store as TempStore).root, "compacted_shared", "history", `0011-l-${result.summaryId}.json`);
+    expect(readFileSync(file, "utf8")).toMatch(/"created_at": ?1796094266\.4528475[,\n}]/);
     const content = server.requests.filter(isSummariser)[0]?.json.messages?.[1]?.content ?? "";
     expect(content).toContain("<previous-summary>\nsummary text\n</previous-summary>");
     expect(content).toContain("User: Draft notes for chapter four");
@@ -219,6 +231,12 @@ describe("compaction", () => {
     for (const request of server.requests) expect(request.inputTokens).toBeLessThanOrEqual(640);
     const meta = await db.readMeta("auto");
     expect(typeof meta._last_summary_id).toBe("string");
+    // The counts it made are kept for a later process, in our bookkeeping only (git and Python never see them).
+    const counts = join((store as TempStore).root, "auto", ".state", "token-counts-o200k_base.json");
+    expect(Object.keys((JSON.parse(readFileSync(counts, "utf8")) as { counts: object }).counts).length).toBeGreaterThan(
+      0,
+    );
+    expect(git(join((store as TempStore).root, "auto"), "status", "--porcelain")).toBe("");
   });
 
   for (const provider of ["openai", "anthropic"] as const) {

@@ -142,6 +142,13 @@ describe("node payloads", () => {
     await expect(store.db.appendNode("payloads", { role: "code", input: 10n })).rejects.toBeInstanceOf(
       InvalidNodeError,
     );
+    for (const createdAt of [Number.NaN, -1, 0, Number.POSITIVE_INFINITY]) {
+      const refusal = await store.db
+        .appendNode("payloads", { role: "llm", createdAt })
+        .catch((error: unknown) => error);
+      expect(refusal).toBeInstanceOf(InvalidNodeError);
+      expect((refusal as InvalidNodeError).message).toContain("createdAt");
+    }
     // The store is intact after the refusals.
     expect((await new SessionDB({ root: store.root }).readHistory("payloads")).problems).toEqual([]);
   });

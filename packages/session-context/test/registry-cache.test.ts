@@ -3,7 +3,7 @@
 // the doctor cannot put right.
 import { execFile, execFileSync } from "node:child_process";
 import { promisify } from "node:util";
-import { writeFileSync } from "node:fs";
+import { readFileSync, watch, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -58,6 +58,47 @@ describe("the registry as a cache", () => {
     expect(flushDelayMs(0)).toBe(20);
     expect(flushDelayMs(10)).toBe(80);
     expect(flushDelayMs(60_000)).toBe(1_000);
+  });
+
+  it("flushRegistry(id) resolves once that session's change is on disk, in one write shared by callers at once", async () => {
+    const ids = Array.from({ length: 10 }, (_, index) => `s${index}`);
+    for (const id of [...ids, "busy"]) await store.db.createSession({ id });
+    await store.db.flushRegistry();
+    const writes: string[] = [];
+    const watcher = watch(store.root, (_event, name) => {
+      if (name === "index.json") writes.push(name);
+    });
+    // Another session keeps queueing changes meanwhile (a running turn): the callers must not write for it.
+    let busy = true;
+    const churn = (async () => {
+      for (let change = 0; busy; change++) {
+        await store.db.setStatus("busy", change % 2 === 0 ? "running" : "idle");
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+    })();
+    try {
+      for (const id of ids) await store.db.setStatus(id, "needs_input");
+      await Promise.all(
+        ids.map(async (id) => {
+          await store.db.flushRegistry(id);
+          // On disk when the call resolves, for this caller's session.
+          const onDisk = JSON.parse(readFileSync(join(store.root, "index.json"), "utf8")) as Record<
+            string,
+            { status: string }
+          >;
+          expect(onDisk[id]?.status).toBe("needs_input");
+        }),
+      );
+    } finally {
+      busy = false;
+      await churn;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      watcher.close();
+    }
+    // One write carries all ten (two when the first flush was already under way); waiting for the whole queue
+    // made each caller write again for the busy session.
+    expect(writes.length).toBeGreaterThanOrEqual(1);
+    expect(writes.length).toBeLessThanOrEqual(3);
   });
 
   it("never makes a turn wait for the store-wide registry lock", async () => {

@@ -94,12 +94,13 @@ async function runScenario(entry: Entry, space: Workspace): Promise<void> {
     const tip = idOf(await nodes(), "reply to second, edited");
     client.send({ type: "name_branch", session_id: SESSION, head_id: tip, name: "edited", client_msg_id: "n" });
     await client.next("branches", (frame) => frame.client_msg_id === "n");
+    // The page's Archive button sends this frame.
+    client.send({ type: "archive_session", session_id: SESSION });
+    await client.next("session_archived");
   } finally {
     client.close();
     await dispatcher.close();
   }
-  // The page has no archive button: archiving goes through the core, as `sessions archive` does.
-  await archiveSession(SESSION, { db: space.db });
 }
 
 /** The DAG without ids and times: each node's seq, role, output, and its edges as seqs. */

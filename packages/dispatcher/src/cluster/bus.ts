@@ -21,8 +21,9 @@ export interface BusMessage {
  * sent them (one connection, one statement each, delivered in commit order),
  * and are handled in that order here, also when a big one must first be read
  * from `openprogram_event_payloads`. A broken connection is reopened with
- * backoff; messages sent meanwhile are dropped (turns notice through their
- * leases).
+ * backoff; messages sent or published meanwhile are lost, so the owner is told
+ * of each one it could not send (`onDropped`) and of each reconnection
+ * (`onState(null)` again), and resynchronises (cluster.ts).
  */
 export class ClusterBus {
   private client: pg.Client | null = null;
@@ -41,6 +42,8 @@ export class ClusterBus {
     private readonly replicaId: string,
     private readonly onMessage: (message: BusMessage) => void,
     private readonly onState: (down: string | null) => void = () => {},
+    /** A message that could not be sent (the channel was down, or its statement failed). */
+    private readonly onDropped: (message: Omit<BusMessage, "r">) => void = () => {},
   ) {}
 
   /** Opens the channel (throws when the database cannot be reached at all). */
@@ -60,6 +63,7 @@ export class ClusterBus {
     const client = this.client;
     if (client === null || this.down !== null) {
       this.dropped++;
+      this.onDropped(message);
       return;
     }
     const text = JSON.stringify({ ...message, r: this.replicaId });
@@ -73,7 +77,10 @@ export class ClusterBus {
              SELECT pg_notify($1, json_build_object('r', $3::text, 'ref', stored.id::text)::text) FROM stored`,
             [CHANNEL, text, this.replicaId],
           );
-    sent.catch(() => void this.dropped++);
+    sent.catch(() => {
+      this.dropped++;
+      this.onDropped(message);
+    });
   }
 
   /** One statement at a time on the channel's connection, in the order asked. */
@@ -91,7 +98,11 @@ export class ClusterBus {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client(connectionConfig(this.url));
+    // Named after its replica, so an operator (or a test) can tell the replicas' channels apart in pg_stat_activity.
+    const client = new pg.Client({
+      ...connectionConfig(this.url),
+      application_name: channelApplicationName(this.replicaId),
+    });
     client.on("error", (error) => this.lost(client, error.message));
     client.on("end", () => this.lost(client, "the connection ended"));
     client.on("notification", (note) => {
@@ -169,4 +180,9 @@ export class ClusterBus {
       .catch(() => undefined)
       .finally(() => void this.queued--);
   }
+}
+
+/** The application_name of a replica's channel connection (PostgreSQL keeps 63 bytes of it). */
+export function channelApplicationName(replicaId: string): string {
+  return `openprogram-channel:${replicaId}`.slice(0, 63);
 }

@@ -4,7 +4,7 @@ import { addOtherHostLiveness } from "@openprogram/session-context";
 import type pg from "pg";
 import { DatabaseUnavailableError } from "../errors.js";
 import type { EventLogger } from "../logging.js";
-import type { ServerFrame } from "../protocol.js";
+import type { DeltaFrame, QuestionFrame, ServerFrame } from "../protocol.js";
 import type { ReadinessCheck } from "../readiness.js";
 import { ClusterBus, type BusMessage } from "./bus.js";
 import { CommandForwarding, type ForwardedCommand } from "./forwarding.js";
@@ -14,9 +14,10 @@ import { RemoteTurnMirror } from "./mirror.js";
 import { normalizeClusterOptions, type ClusterOptions, type ClusterSettings } from "./options.js";
 import { createPool, query, redactUrl } from "./pool.js";
 import { ReplicaRegistry } from "./replicas.js";
+import { ChannelResync, type ResyncSide } from "./resync.js";
 
 /** What the cluster needs from its dispatcher. */
-export interface LocalSide {
+export interface LocalSide extends ResyncSide {
   /** Sends a frame of a session whose turn runs elsewhere to this replica's subscribers of it. */
   deliver(sessionId: string, frame: ServerFrame): void;
   /** Carries out a command another replica forwarded (throws its error, e.g. invalid_answer). */
@@ -34,6 +35,7 @@ export class Cluster {
   readonly mirror = new RemoteTurnMirror();
   readonly registry: ReplicaRegistry;
   private readonly forwarding: CommandForwarding;
+  private readonly resync: ChannelResync;
   private local: LocalSide | null = null;
   private removeLiveness: (() => void) | null = null;
   readonly where: string;
@@ -47,8 +49,24 @@ export class Cluster {
   ) {
     this.where = redactUrl(settings.postgresUrl);
     this.leases = new SessionLeases(pool, settings.postgresUrl, replicaId, settings.leaseTtlMs);
-    this.registry = new ReplicaRegistry(pool, settings.postgresUrl, replicaId, settings.leaseTtlMs);
+    this.registry = new ReplicaRegistry(pool, settings.postgresUrl, replicaId, settings.leaseTtlMs, (gone) => {
+      for (const replica of gone)
+        log.warn("replica_gone", {
+          replica: replica.id,
+          host: replica.host,
+          pid: replica.pid,
+          silent_ms: replica.silent_ms,
+          hint: "its heartbeat stopped (killed, crashed or cut off); its expired leases were freed and its turns can be resumed here",
+        });
+    });
     this.forwarding = new CommandForwarding(bus, settings.forwardTimeoutMs, this.where);
+    this.resync = new ChannelResync(
+      bus,
+      this.mirror,
+      log,
+      (sessionId) => this.runningElsewhere(sessionId),
+      settings.forwardTimeoutMs,
+    );
   }
 
   /** Connects, migrates the schema (safely while other replicas start) and opens the event channel. */
@@ -60,14 +78,22 @@ export class Cluster {
       log.warn("cluster_connection_error", { database: where, message: error.message }),
     );
     let cluster: Cluster | null = null;
+    let wasUp = false;
     const bus = new ClusterBus(
       settings.postgresUrl,
       replicaId,
       (message) => cluster?.receive(message),
       (down) => {
-        if (down === null) log.info("cluster_channel_up", { database: where });
-        else log.warn("cluster_channel_down", { database: where, reason: down });
+        if (down !== null) {
+          log.warn("cluster_channel_down", { database: where, reason: down });
+          return;
+        }
+        log.info("cluster_channel_up", { database: where });
+        // Back after an outage: frames may have been missed both ways.
+        if (wasUp) cluster?.channelBack();
+        wasUp = true;
       },
+      (message) => cluster?.resync.dropped(message),
     );
     try {
       const client = await pool.connect().catch((error: unknown) => {
@@ -143,16 +169,35 @@ export class Cluster {
     await this.pool.end().catch(() => undefined);
   }
 
+  private channelBack(): void {
+    if (this.local !== null) void this.resync.channelBack(this.local);
+  }
+
   private receive(message: BusMessage): void {
     const local = this.local;
     if (local === null) return;
     if (message.k === "f" && typeof message.s === "string") {
       const frame = message.f as ServerFrame;
+      // Re-syncing: the owner's catch-up carries the text so far, these deltas included.
+      if (frame.type === "delta" && this.resync.isHeld(message.s)) return;
       this.mirror.observe(message.s, frame);
       local.deliver(message.s, frame);
       return;
     }
-    if (message.to !== this.replicaId || typeof message.id !== "string") return;
+    if (message.k === "missed" && Array.isArray(message.s)) {
+      void this.resync.missedBy(local, message.r, message.s as string[]);
+      return;
+    }
+    if (message.to !== this.replicaId) return;
+    if (message.k === "sync" && typeof message.s === "string") {
+      this.resync.answerSync(local, message.r, message.s);
+      return;
+    }
+    if (message.k === "state" && typeof message.s === "string") {
+      this.resync.receiveState(local, message.s, message.q as QuestionFrame[], message.d as DeltaFrame[]);
+      return;
+    }
+    if (typeof message.id !== "string") return;
     if (message.k === "cmd")
       void this.forwarding.handleCommand(message.r, message.id, message.c as ForwardedCommand, (command) =>
         local.execute(command),

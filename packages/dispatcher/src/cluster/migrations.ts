@@ -30,6 +30,12 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
         created_at timestamptz NOT NULL DEFAULT now()
       );`,
   },
+  {
+    // A replica found dead is marked gone (by one live replica) instead of staying "stale" forever; the row is
+    // kept a while so the core still learns that its turns' lease files belong to a dead process.
+    version: 2,
+    sql: `ALTER TABLE openprogram_replicas ADD COLUMN gone_at timestamptz;`,
+  },
 ];
 
 export const SCHEMA_VERSION = Math.max(...MIGRATIONS.map((step) => step.version));

@@ -47,6 +47,11 @@ export class RemoteTurnMirror {
     }
   }
 
+  /** Forgets what was followed of the session (it may be stale after a channel outage). */
+  forget(sessionId: string): void {
+    this.sessions.delete(sessionId);
+  }
+
   /** The session a waiting remote question belongs to. */
   sessionOfQuestion(questionId: string): string | undefined {
     for (const [sessionId, session] of this.sessions) if (session.questions.has(questionId)) return sessionId;

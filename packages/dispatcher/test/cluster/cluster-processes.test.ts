@@ -7,7 +7,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { removeTree } from "@openprogram/session-context/testing";
+import { removeTree, waitFor } from "@openprogram/session-context/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ServerFrame } from "../../src/index.js";
 import type { TestClient } from "../../src/testing/index.js";
@@ -204,6 +204,43 @@ describe("three openprogram serve replicas, one sessions root, one database", ()
     const done = await onWatching.next("turn_done", (frame) => frame.turn_id === resumedTurn);
     expect(done.result).toBe(40 * 39);
     replicas[0] = await startReplicaProcess(setup, running.port);
+  });
+});
+
+describe("a dead replica's row", () => {
+  it("kill -9 of a replica: one live replica marks its row gone within the TTL and a beat, and says so once", async () => {
+    const dying = replicas[2] as ReplicaProcess;
+    const survivors = [replicas[0], replicas[1]] as ReplicaProcess[];
+    const row = await database.sql<{ id: string }>(
+      "SELECT id FROM openprogram_replicas WHERE pid = $1 AND gone_at IS NULL",
+      [dying.child.pid],
+    );
+    const id = row.rows[0]?.id as string;
+    expect(id).toBeDefined();
+    await killReplica(dying);
+    const killedAt = Date.now();
+    await waitFor(
+      async () => {
+        const gone = await database.sql("SELECT 1 FROM openprogram_replicas WHERE id = $1 AND gone_at IS NOT NULL", [
+          id,
+        ]);
+        return gone.rowCount === 1;
+      },
+      `replica ${id} marked gone`,
+      20_000,
+    );
+    // The TTL for the heartbeat to go stale, then at most one heartbeat interval (a third of it) of a survivor.
+    expect(Date.now() - killedAt).toBeLessThan(LEASE_TTL_MS * 2 + 5_000);
+    const said = survivors.flatMap((replica) =>
+      replica.output
+        .join("")
+        .split("\n")
+        .filter((line) => line.includes('"replica_gone"') && line.includes(id)),
+    );
+    expect(said).toHaveLength(1);
+    const live = await fetch(`${(survivors[0] as ReplicaProcess).httpUrl}/readyz`).then((answer) => answer.text());
+    expect(live).toMatch(/of 2 live/);
+    replicas[2] = await startReplicaProcess(setup, dying.port);
   });
 });
 

@@ -1,16 +1,26 @@
 // Issue 20: dispatchers as replicas of a cluster coordinated through a real PostgreSQL (a fresh database per
 // file): leases across replicas, events relayed in order, frames forwarded to the replica running the turn,
 // big payloads, readiness through an outage, and migrations raced by replicas starting together.
+import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { agenticFunction, askUser, CancelledError } from "@openprogram/session-context";
-import { removeTree } from "@openprogram/session-context/testing";
+import { agenticFunction, askUser, CancelledError, createRuntime, type Runtime } from "@openprogram/session-context";
+import { removeTree, startFakeOpenAIServer, waitFor } from "@openprogram/session-context/testing";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createDispatcher, migrate, SCHEMA_VERSION, type Dispatcher, type LogEntry } from "../../src/index.js";
+import {
+  createDispatcher,
+  migrate,
+  MIGRATIONS,
+  SCHEMA_VERSION,
+  type Dispatcher,
+  type LogEntry,
+} from "../../src/index.js";
 import { TestClient } from "../../src/testing/index.js";
 import { asError, asFrame, closeAll, httpGet, onCleanup, type Frame } from "../helpers.js";
+import { channelApplicationName } from "../../src/cluster/bus.js";
+import { GONE_RETENTION_MS, ReplicaRegistry } from "../../src/cluster/replicas.js";
 import { createTestDatabase, type TestDatabase } from "./test-database.js";
 
 const step = agenticFunction({ name: "step", doc: "One step." }, async ({ index }: { index: number }) => {
@@ -46,8 +56,11 @@ beforeAll(async () => {
   database = await createTestDatabase();
   root = mkdtempSync(join(tmpdir(), "openprogram-cluster-"));
 });
+/** Login roles made for outage tests (PostgreSQL roles outlive databases): dropped after the database. */
+const roles: string[] = [];
 afterAll(async () => {
   await database.drop();
+  for (const role of roles) await database.admin(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
   removeTree(root);
 });
 afterEach(closeAll);
@@ -58,15 +71,18 @@ interface Replica {
   connect(): Promise<TestClient>;
 }
 
-async function startReplica(leaseTtlMs = 2_000): Promise<Replica> {
+async function startReplica(
+  leaseTtlMs = 2_000,
+  as: { postgresUrl?: string; replicaId?: string; runtime?: Runtime } = {},
+): Promise<Replica> {
   const logs: LogEntry[] = [];
   const dispatcher = await createDispatcher({
     port: 0,
     sessionsRoot: root,
-    runtime: null,
+    runtime: as.runtime ?? null,
     programs,
     log: (entry) => logs.push(entry),
-    cluster: { postgresUrl: database.url, leaseTtlMs, poolSize: 4 },
+    cluster: { postgresUrl: as.postgresUrl ?? database.url, leaseTtlMs, poolSize: 4, replicaId: as.replicaId },
   });
   onCleanup(() => dispatcher.close());
   return {
@@ -125,7 +141,7 @@ describe("migrations", () => {
     expect(results.filter((result) => result.from === 0)).toHaveLength(1);
     expect(results.every((result) => result.to === SCHEMA_VERSION)).toBe(true);
     const versions = await fresh.sql<{ version: number }>("SELECT version FROM openprogram_schema ORDER BY version");
-    expect(versions.rows.map((row) => row.version)).toEqual([SCHEMA_VERSION]);
+    expect(versions.rows.map((row) => row.version)).toEqual(MIGRATIONS.map((step) => step.version));
 
     await fresh.sql("INSERT INTO openprogram_schema (version) VALUES ($1)", [SCHEMA_VERSION + 1]);
     const refused = await createDispatcher({
@@ -318,5 +334,256 @@ describe("database outage", () => {
       ran = (await onA.next(["turn_done", "error"])).type === "turn_done";
     }
     expect(ran).toBe(true);
+  });
+});
+
+describe("dead replicas", () => {
+  it("sweeps racing on several replicas mark each dead replica gone exactly once, free its expired leases, and keep live ones", async () => {
+    const fresh = await createTestDatabase();
+    onCleanup(() => fresh.drop());
+    const setupClient = new pg.Client({ connectionString: fresh.url });
+    await setupClient.connect();
+    await migrate(setupClient);
+    await setupClient.end();
+    const dead = Array.from({ length: 20 }, (_, index) => `dead-${index}`);
+    for (const [index, id] of dead.entries()) {
+      await fresh.sql(
+        `INSERT INTO openprogram_replicas (id, host, pid, url, heartbeat_at)
+           VALUES ($1, 'gone-host', $2, 'http://gone', now() - interval '1 minute')`,
+        [id, 1000 + index],
+      );
+      await fresh.sql(
+        `INSERT INTO openprogram_session_leases (session_id, owner, expires_at)
+           VALUES ($1, $2, now() - interval '30 seconds')`,
+        [`session_of_${id}`, id],
+      );
+    }
+    // A live replica's row and its unexpired lease stay.
+    await fresh.sql(
+      `INSERT INTO openprogram_replicas (id, host, pid, url) VALUES ('live', 'live-host', 7, 'http://live')`,
+    );
+    await fresh.sql(
+      `INSERT INTO openprogram_session_leases (session_id, owner, expires_at) VALUES ('busy', 'live', now() + interval '1 minute')`,
+    );
+    const pools = Array.from({ length: 6 }, () => new pg.Pool({ connectionString: fresh.url, max: 2 }));
+    onCleanup(() => Promise.all(pools.map((pool) => pool.end())).then(() => undefined));
+    const sweepers = pools.map((pool, index) => new ReplicaRegistry(pool, fresh.url, `sweeper-${index}`, 2_000));
+    const marked = (await Promise.all(sweepers.map((sweeper) => sweeper.sweep()))).flat();
+    expect(marked.map((row) => row.id).sort()).toEqual([...dead].sort());
+    expect(marked.every((row) => row.silent_ms >= 59_000)).toBe(true);
+    // A second round finds nothing more to mark.
+    expect((await Promise.all(sweepers.map((sweeper) => sweeper.sweep()))).flat()).toEqual([]);
+    const rows = await fresh.sql<{ id: string; gone: boolean }>(
+      "SELECT id, gone_at IS NOT NULL AS gone FROM openprogram_replicas ORDER BY id",
+    );
+    expect(rows.rows.filter((row) => row.gone).map((row) => row.id)).toHaveLength(20);
+    expect(rows.rows.find((row) => row.id === "live")?.gone).toBe(false);
+    const leases = await fresh.sql<{ session_id: string }>("SELECT session_id FROM openprogram_session_leases");
+    expect(leases.rows.map((row) => row.session_id)).toEqual(["busy"]);
+
+    // For the core's question about a lease file's process: a live row with the same host and pid wins over a gone
+    // one (a restarted replica that got its predecessor's pid); a gone one alone is dead; an unknown one unknown.
+    await fresh.sql(
+      `INSERT INTO openprogram_replicas (id, host, pid, url) VALUES ('reborn', 'gone-host', 1000, 'http://reborn')`,
+    );
+    const watcher = sweepers[1] as ReplicaRegistry;
+    await watcher.join("http://watcher");
+    onCleanup(() => watcher.leave());
+    expect(watcher.liveness("gone-host", 1000)).toBe(true);
+    expect(watcher.liveness("gone-host", 1001)).toBe(false);
+    expect(watcher.liveness("nowhere", 1)).toBeUndefined();
+
+    // Gone rows are removed once their retention has passed.
+    await fresh.sql(
+      `UPDATE openprogram_replicas SET gone_at = now() - $1 * interval '1 millisecond' - interval '1 minute'
+                      WHERE id = 'dead-0'`,
+      [GONE_RETENTION_MS],
+    );
+    await (sweepers[0] as ReplicaRegistry).sweep();
+    const left = await fresh.sql<{ n: number }>(
+      "SELECT count(*)::int AS n FROM openprogram_replicas WHERE id LIKE 'dead-%'",
+    );
+    expect(left.rows[0]?.n).toBe(19);
+  });
+
+  it("a replica marked gone while it was only stalled comes back at its next heartbeat", async () => {
+    const id = `stalled-${randomBytes(4).toString("hex")}`;
+    const a = await startReplica(600, { replicaId: id });
+    const marked = await database.sql("UPDATE openprogram_replicas SET gone_at = now() WHERE id = $1", [id]);
+    expect(marked.rowCount).toBe(1);
+    await waitFor(
+      async () => {
+        const rows = await database.sql<{ gone: boolean }>(
+          "SELECT gone_at IS NOT NULL AS gone FROM openprogram_replicas WHERE id = $1",
+          [id],
+        );
+        return rows.rows[0]?.gone === false;
+      },
+      "the stalled replica's row back",
+      10_000,
+    );
+    expect((await httpGet(`${a.dispatcher.url}/readyz`)).status).toBe(200);
+  });
+});
+
+describe("event channel outage", () => {
+  /**
+   * A replica connecting as a role of its own, so that its event channel alone can be cut: its LISTEN backend is
+   * terminated (pg_terminate_backend) while the role may not log in, so it stays down until `reopen`.
+   */
+  async function replicaWithOwnRole(
+    runtime?: Runtime,
+  ): Promise<Replica & { id: string; cut(): Promise<void>; reopen(): Promise<void> }> {
+    const role = `openprogram_test_${randomBytes(4).toString("hex")}`;
+    roles.push(role);
+    await database.admin(`CREATE ROLE ${role} LOGIN SUPERUSER`);
+    const url = new URL(database.url);
+    url.username = role;
+    const id = `replica-${role}`;
+    const replica = await startReplica(2_000, {
+      postgresUrl: url.toString(),
+      replicaId: id,
+      ...(runtime ? { runtime } : {}),
+    });
+    return {
+      ...replica,
+      id,
+      cut: async () => {
+        await database.admin(`ALTER ROLE ${role} NOLOGIN`);
+        const ended = await database.admin(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+          [channelApplicationName(id)],
+        );
+        expect(ended.rowCount).toBe(1);
+        await waitFor(
+          () => replica.logs.some((entry) => entry.event === "cluster_channel_down"),
+          "channel down",
+          10_000,
+        );
+      },
+      reopen: () => database.admin(`ALTER ROLE ${role} LOGIN`).then(() => undefined),
+    };
+  }
+
+  /** What a page shows of the session: the snapshot after the last `resync`, with the node frames after it applied. */
+  function shownNodes(client: TestClient, sessionId: string): Array<{ id: string; status: unknown; output: unknown }> {
+    const frames = sessionFrames(client, sessionId).concat(
+      client.frames.filter((frame) => frame.type === "session_detail" && frame.session_id === sessionId),
+    );
+    const ordered = client.frames.filter((frame) => frames.includes(frame));
+    const last = ordered.map((frame) => frame.type).lastIndexOf("session_detail");
+    const nodes = new Map<string, { id: string; status: unknown; output: unknown }>();
+    for (const frame of ordered.slice(last)) {
+      const list = frame.type === "session_detail" ? frame.nodes : frame.type === "node" ? [frame.node] : [];
+      for (const node of list) nodes.set(node.id, { id: node.id, status: node.metadata.status, output: node.output });
+    }
+    return [...nodes.values()].sort((x, y) => x.id.localeCompare(y.id));
+  }
+
+  async function truthOf(
+    client: TestClient,
+    sessionId: string,
+  ): Promise<Array<{ id: string; status: unknown; output: unknown }>> {
+    const detail = asFrame(
+      await client.request({ type: "get_session", session_id: sessionId }, "session_detail"),
+      "session_detail",
+    );
+    return detail.nodes
+      .map((node) => ({ id: node.id, status: node.metadata.status, output: node.output }))
+      .sort((x, y) => x.id.localeCompare(y.id));
+  }
+
+  it("B's listening backend terminated while A's turns run: B re-syncs its subscriber (snapshot, the waiting question), logs it, and the client ends in the full state", async () => {
+    const a = await startReplica();
+    const b = await replicaWithOwnRole();
+    const onA = await a.connect();
+    const onB = await b.connect();
+    const sessionId = await newSession(onA);
+    asFrame(await onB.request({ type: "subscribe", session_id: sessionId }, "subscribed"), "subscribed");
+    await b.cut();
+    try {
+      // While B hears nothing: a whole turn on A (its end never reaches B), then a turn that asks a question.
+      onA.send({ type: "run", program: "steps", input: { count: 5 }, session_id: sessionId });
+      const first = await onA.next("turn_done", (frame) => frame.session_id === sessionId && frame.result === 20);
+      onA.send({ type: "run", program: "ask_color", session_id: sessionId });
+      const question = await onA.next("question", (frame) => frame.session_id === sessionId);
+      expect(onB.frames.some((frame) => "turn_id" in frame && frame.turn_id === first.turn_id)).toBe(false);
+      expect(onB.frames.some((frame) => frame.type === "question")).toBe(false);
+      await b.reopen();
+      const resync = await onB.next("resync", (frame) => frame.session_id === sessionId);
+      expect(resync.reason).toMatch(/event channel/);
+      const detail = await onB.next("session_detail", (frame) => frame.session_id === sessionId);
+      expect(detail.busy).toBe(true);
+      // The question asked during the outage comes from the replica running the turn; B's client answers it.
+      const again = await onB.next("question", (frame) => frame.question_id === question.question_id);
+      expect(again).toEqual(question);
+      const logged = b.logs.find((entry) => entry.event === "cluster_resync");
+      expect(logged).toMatchObject({ level: "warn", sessions: 1, session_ids: [sessionId] });
+      onB.send({ type: "answer", question_id: question.question_id, value: "red" });
+      await onB.next("turn_done", (frame) => frame.session_id === sessionId && frame.result === "picked red");
+      await onA.next("turn_done", (frame) => frame.session_id === sessionId && frame.result === "picked red");
+      expect(shownNodes(onB, sessionId)).toEqual(await truthOf(onA, sessionId));
+    } finally {
+      await b.reopen();
+    }
+  });
+
+  it("A's channel down while its turn runs: its frames to B are lost; once back, A names the session and B re-syncs it", async () => {
+    const a = await replicaWithOwnRole();
+    const b = await startReplica();
+    const onA = await a.connect();
+    const onB = await b.connect();
+    const sessionId = await newSession(onA);
+    asFrame(await onB.request({ type: "subscribe", session_id: sessionId }, "subscribed"), "subscribed");
+    await a.cut();
+    try {
+      onA.send({ type: "run", program: "steps", input: { count: 6 }, session_id: sessionId });
+      const done = await onA.next("turn_done", (frame) => frame.session_id === sessionId && frame.result === 30);
+      expect(onB.frames.some((frame) => "turn_id" in frame && frame.turn_id === done.turn_id)).toBe(false);
+      await a.reopen();
+      await onB.next("resync", (frame) => frame.session_id === sessionId);
+      const detail = await onB.next("session_detail", (frame) => frame.session_id === sessionId);
+      expect(detail).toMatchObject({ busy: false, session: { status: "idle" } });
+      expect(b.logs.find((entry) => entry.event === "cluster_resync")?.reason).toContain(a.id);
+      expect(shownNodes(onB, sessionId)).toEqual(await truthOf(onA, sessionId));
+    } finally {
+      await a.reopen();
+    }
+  });
+  it("a reply streaming on A while B's channel is down: after the resync B's client has the text so far once, then the rest", async () => {
+    const fake = await startFakeOpenAIServer();
+    onCleanup(() => fake.close());
+    const chunks = Array.from({ length: 80 }, (_, index) => `w${index} `);
+    fake.setHandler(() => ({ chunks, chunkDelayMs: 25 }));
+    const runtime = createRuntime({ provider: "openai", baseUrl: fake.baseUrl, model: "m", maxRetries: 0 }) as Runtime;
+    const a = await startReplica(2_000, { runtime });
+    const b = await replicaWithOwnRole();
+    const onA = await a.connect();
+    const onB = await b.connect();
+    const sessionId = await newSession(onA);
+    asFrame(await onB.request({ type: "subscribe", session_id: sessionId }, "subscribed"), "subscribed");
+    onA.send({ type: "chat", text: "hello", session_id: sessionId });
+    const first = await onB.next("delta", (frame) => frame.session_id === sessionId);
+    await b.cut();
+    try {
+      // Text streams on A meanwhile; B's client gets none of it.
+      await new Promise((resolve) => setTimeout(resolve, 400));
+    } finally {
+      await b.reopen();
+    }
+    const resync = await onB.next("resync", (frame) => frame.session_id === sessionId);
+    const done = await onB.next("turn_done", (frame) => frame.session_id === sessionId);
+    const from = onB.frames.indexOf(resync);
+    const after = onB.frames.slice(from, onB.frames.indexOf(done));
+    const streamed = after
+      .filter((frame) => frame.type === "delta" && frame.node_id === first.node_id)
+      .map((frame) => (frame as { text: string }).text)
+      .join("");
+    // Cleared by resync, then the owner's text so far and the deltas after it: the whole reply, nothing twice.
+    expect(streamed).toBe(chunks.join(""));
+    const final = after.find(
+      (frame) => frame.type === "node" && frame.node.id === first.node_id && frame.op === "update",
+    );
+    expect(final).toMatchObject({ node: { output: chunks.join("") } });
   });
 });

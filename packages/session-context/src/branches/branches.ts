@@ -6,6 +6,7 @@ import {
   SessionBusyError,
   SummaryHeadError,
 } from "../errors.js";
+import { activeContext } from "../context/storage.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import { openStore } from "../store/open-store.js";
 import type { SessionDB } from "../store/session-db.js";
@@ -15,9 +16,14 @@ import { isTipCandidate, listBranchTips, type BranchTip } from "./branch-tips.js
 
 export type { BranchTip } from "./branch-tips.js";
 
-/** Which store to use; default `openStore()`. */
+/** Which store to use; default the enclosing context's (as `compactSession`), else `openStore()`. */
 export interface BranchStoreOption {
   db?: SessionDB;
+}
+
+/** A program calling these inside a session context (in-process or in a child) means that context's store. */
+function storeOf(options: BranchStoreOption): SessionDB {
+  return options.db ?? activeContext()?.db ?? openStore();
 }
 
 /** The longest branch name Python OpenProgram's web page accepts. */
@@ -25,7 +31,7 @@ export const MAX_BRANCH_NAME_LENGTH = 80;
 
 /** The session's branch tips, newest first, as Python lists them; `active` marks the head's. */
 export async function listBranches(sessionId: string, options: BranchStoreOption = {}): Promise<BranchTip[]> {
-  const internals = storeInternals(options.db ?? openStore());
+  const internals = storeInternals(storeOf(options));
   const meta = internals.readMetaSync(sessionId);
   return listBranchTips(internals.snapshotSync(sessionId).ordered, meta);
 }
@@ -44,7 +50,7 @@ export async function checkoutHead(
   nodeId: string,
   options: BranchStoreOption = {},
 ): Promise<{ headId: string; previousHeadId: string | null }> {
-  const db = options.db ?? openStore();
+  const db = storeOf(options);
   const internals = storeInternals(db);
   const previous = await internals.withSessionLock(sessionId, async () => {
     const node = requireBranchNode(db, sessionId, nodeId);
@@ -70,7 +76,7 @@ export async function nameBranch(
   name: string,
   options: BranchStoreOption = {},
 ): Promise<BranchTip> {
-  const db = options.db ?? openStore();
+  const db = storeOf(options);
   const internals = storeInternals(db);
   const trimmed = typeof name === "string" ? name.trim() : "";
   if (trimmed === "") throw new InvalidInputError("A branch name must be a non-empty string.");

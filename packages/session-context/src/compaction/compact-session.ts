@@ -192,6 +192,7 @@ async function appendSummary(context: ActiveContext, plan: CompactionPlan, text:
     predecessor: plan.predecessor,
     reads: [],
     metadata: { type: "compactionSummary", source: "compaction", compaction: true, covers_ids: plan.coversIds },
+    createdAt: summaryCreatedAt(plan),
   });
   await storeInternals(context.db).writeMetaFields(context.sessionId, {
     [SUMMARY_META_KEYS.id]: node.id,
@@ -199,6 +200,16 @@ async function appendSummary(context: ActiveContext, plan: CompactionPlan, text:
     [SUMMARY_META_KEYS.compactedAt]: nowSeconds(),
   });
   return node;
+}
+
+/**
+ * Python dates a summary one microsecond before the first node of the view it
+ * covers (the previous summary, on a re-compaction), so reading by time puts
+ * the recap where its range began; a node without a time falls back to now.
+ */
+export function summaryCreatedAt(plan: Pick<CompactionPlan, "covered">): number {
+  const first = plan.covered[0]?.created_at;
+  return (typeof first === "number" && first !== 0 ? first : nowSeconds()) - 1e-6;
 }
 
 /** The summariser's input budget per request: most of the window, less its instructions, the summary so far and its reply. */

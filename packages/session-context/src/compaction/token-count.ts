@@ -1,4 +1,5 @@
 import type { ChatMessage } from "../providers/types.js";
+import type { PersistedTokenCounts } from "./persisted-token-counts.js";
 
 /**
  * Token counts of model requests, from OpenAI's own BPE vocabularies through
@@ -23,6 +24,20 @@ interface Tokenizer {
   count(text: string): number;
 }
 
+/** Counts this process knows per vocabulary, whether it counted them or read them from a session's persisted counts. */
+const memos = new Map<TokenizerName, Map<string, number>>();
+
+function memoOf(name: TokenizerName): Map<string, number> {
+  let memo = memos.get(name);
+  if (!memo) memos.set(name, (memo = new Map<string, number>()));
+  return memo;
+}
+
+function remember(memo: Map<string, number>, text: string, tokens: number): void {
+  if (memo.size >= MAX_CACHED_TEXTS) memo.clear();
+  memo.set(text, tokens);
+}
+
 const loaded = new Map<TokenizerName, Promise<Tokenizer>>();
 const ready = new Map<TokenizerName, Tokenizer>();
 
@@ -37,7 +52,7 @@ export function loadTokenizer(name: TokenizerName): Promise<Tokenizer> {
   let promise = loaded.get(name);
   if (!promise) {
     promise = importEncoding(name).then((encoding) => {
-      const cache = new Map<string, number>();
+      const cache = memoOf(name);
       // Text that happens to spell a special token (`<|endoftext|>`) is counted as ordinary text.
       const options = { disallowedSpecial: new Set<string>() };
       const tokenizer: Tokenizer = {
@@ -45,8 +60,7 @@ export function loadTokenizer(name: TokenizerName): Promise<Tokenizer> {
           let tokens = cache.get(text);
           if (tokens === undefined) {
             tokens = encoding.countTokens(text, options);
-            if (cache.size >= MAX_CACHED_TEXTS) cache.clear();
-            cache.set(text, tokens);
+            remember(cache, text, tokens);
           }
           return tokens;
         },
@@ -79,6 +93,37 @@ export function countChatTokensIfLoaded(messages: readonly ChatMessage[], model:
   return tokenizer ? countWith(tokenizer, messages) : null;
 }
 
+/**
+ * The same count, taking what a session's earlier processes counted from its
+ * persisted counts (opened only when this process has not counted a text
+ * itself) and adding what it counts to them: a cold process whose history was
+ * counted before loads no vocabulary and runs no BPE.
+ */
+export async function countChatTokensPersisted(
+  messages: readonly ChatMessage[],
+  model: string,
+  openPersisted: (vocabulary: TokenizerName) => PersistedTokenCounts,
+): Promise<number> {
+  const name = tokenizerFor(model);
+  const memo = memoOf(name);
+  let persisted: PersistedTokenCounts | undefined;
+  let total = TOKENS_PER_REQUEST;
+  for (const message of messages) {
+    let tokens = memo.get(message.content);
+    if (tokens === undefined) {
+      persisted ??= openPersisted(name);
+      tokens = persisted.get(message.content);
+      if (tokens === undefined) {
+        tokens = (ready.get(name) ?? (await loadTokenizer(name))).count(message.content);
+        persisted.set(message.content, tokens);
+      } else remember(memo, message.content, tokens);
+    }
+    total += TOKENS_PER_MESSAGE + tokens;
+  }
+  persisted?.flush();
+  return total;
+}
+
 function countWith(tokenizer: Tokenizer, messages: readonly ChatMessage[]): number {
   let total = TOKENS_PER_REQUEST;
   for (const message of messages) total += TOKENS_PER_MESSAGE + tokenizer.count(message.content);
@@ -94,4 +139,9 @@ export function tokenUpperBound(messages: readonly ChatMessage[]): number {
   let total = TOKENS_PER_REQUEST;
   for (const message of messages) total += TOKENS_PER_MESSAGE + Buffer.byteLength(message.content, "utf8");
   return total;
+}
+
+/** Forgets every count this process knows, as a fresh process starts (tests and benchmarks of the cold path). */
+export function forgetTokenCounts(): void {
+  for (const memo of memos.values()) memo.clear();
 }

@@ -24,7 +24,8 @@ import { activeSummaryId } from "../compaction/summary-node.js";
 import type { CompactionResult } from "../compaction/compact-session.js";
 import { resolveCompactionSettings, type CompactionSettings } from "../compaction/compaction-settings.js";
 import { contextLimitFrom, isContextOverflowError } from "../compaction/context-overflow.js";
-import { countChatTokens, countChatTokensIfLoaded, tokenUpperBound } from "../compaction/token-count.js";
+import { PersistedTokenCounts } from "../compaction/persisted-token-counts.js";
+import { countChatTokensIfLoaded, countChatTokensPersisted, tokenUpperBound } from "../compaction/token-count.js";
 import { usageBound } from "../compaction/usage-estimate.js";
 
 /** Request defaults of a runtime. */
@@ -180,7 +181,12 @@ export class ModelRuntime implements Runtime {
     // The provider's count of the previous request, plus what was added since: no vocabulary to load.
     const reported = usageBound(record.prompt.reads, sessionNodes(context).nodes, record.system, record.content);
     if (reported !== null && reported <= settings.threshold) return;
-    const tokens = (await countChatTokens(record.prompt.messages, model)) * (this.usageRatio.get(model) ?? 1);
+    // Counts earlier processes made for this session are reused (a changed text is counted again).
+    const stateDir = storeInternals(context.db).paths(context.sessionId).state;
+    const counted = await countChatTokensPersisted(record.prompt.messages, model, (vocabulary) =>
+      PersistedTokenCounts.open(stateDir, vocabulary),
+    );
+    const tokens = counted * (this.usageRatio.get(model) ?? 1);
     if (tokens <= settings.threshold) return;
     const compacted = await this.compactFor(context, record, "auto").catch(() => null);
     if (compacted?.summaryId) record.prompt = record.rerender();

@@ -109,6 +109,10 @@ export class HistoryFiles {
     if (!NODE_ID.test(id))
       throw new InvalidNodeError(`Node id ${JSON.stringify(id)} must be 1-64 letters, digits, '_' or '-'.`);
     if (state.byId.has(id)) throw new InvalidNodeError(`Node id ${id} already exists in this session.`);
+    if (draft.createdAt !== undefined && !(Number.isFinite(draft.createdAt) && draft.createdAt > 0))
+      throw new InvalidNodeError(
+        `Node createdAt must be a positive number of Unix seconds, not ${JSON.stringify(draft.createdAt)}; leave it out for now.`,
+      );
     const caller = draft.caller ?? "";
     let predecessor = draft.predecessor ?? null;
     let movedHead = false;
@@ -123,7 +127,7 @@ export class HistoryFiles {
     }
     const node: SessionNode = {
       id,
-      created_at: nowSeconds(),
+      created_at: draft.createdAt ?? nowSeconds(),
       seq: state.maxSeq + 1,
       role,
       name: draft.name ?? "",

@@ -165,6 +165,28 @@ export class SessionRegistry {
   }
 
   /**
+   * Resolves once the session's queued changes are in index.json: written by a
+   * flush already under way when that flush carries them, else by the next one,
+   * which this call starts only when no other caller has. The flush writes every
+   * queued change, so the turns of many sessions ending together share one write
+   * (a caller whose change another flush carried starts none of its own).
+   */
+  async flushSession(sessionId: string): Promise<void> {
+    for (;;) {
+      if (this.flushing === null) {
+        if (!this.pending.has(sessionId)) return;
+        // Takes the change: written, or (a failed write) queued again and retried by the timer.
+        await this.flush();
+        return;
+      }
+      // A flush under way carries the change (it takes the queue once it holds the lock), or it failed and put
+      // the change back, or the change came after it took the queue: then the next flush, this caller's or another's.
+      await this.flushing;
+      if (!this.pending.has(sessionId) && this.inFlight?.has(sessionId) !== true) return;
+    }
+  }
+
+  /**
    * The last flush of an exiting process, synchronously (no event loop is
    * left): best effort, since whatever it cannot write is rebuilt or
    * recovered from the sessions' own files.

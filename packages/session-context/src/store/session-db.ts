@@ -619,10 +619,14 @@ export class SessionDB {
   /**
    * Writes the registry changes still queued (a turn's status and preview go
    * to index.json shortly after they change, see registry.ts); resolves once
-   * index.json holds them.
+   * index.json holds them. With a session id: once index.json holds that
+   * session's changes, sharing the write with the other sessions' changes and
+   * with callers waiting at the same time (a cluster's turn end, before its
+   * lease goes).
    */
-  async flushRegistry(): Promise<void> {
-    await this.registry.flush();
+  async flushRegistry(sessionId?: string): Promise<void> {
+    if (sessionId === undefined) await this.registry.flush();
+    else await this.registry.flushSession(sessionId);
   }
 
   /**

@@ -20,7 +20,7 @@ export interface SessionNode {
   metadata: Record<string, unknown>;
 }
 
-/** What a caller supplies to append a node; the store assigns id, seq and created_at. */
+/** What a caller supplies to append a node; the store assigns id, seq and (unless given) created_at. */
 export interface NodeDraft {
   role: NodeRole;
   name?: string;
@@ -32,6 +32,8 @@ export interface NodeDraft {
   metadata?: Record<string, unknown>;
   /** Use this id instead of minting one (12 hex characters). */
   id?: string;
+  /** Use this creation time (Unix seconds) instead of now: a compaction summary dates itself just before what it covers. */
+  createdAt?: number;
 }
 
 /** A change to an existing node: `metadata` is merged, the other fields replaced. */

@@ -1,0 +1,86 @@
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { TokenizerName } from "./token-count.js";
+
+/** Entries a session's file keeps; beyond this it starts over (like the in-memory cache). */
+const MAX_ENTRIES = 20_000;
+const FORMAT = 1;
+
+/**
+ * Token counts a session's earlier processes worked out, kept in
+ * `<session>/.state/token-counts-<vocabulary>.json` (our bookkeeping: git and
+ * Python never see it), so a cold process counting a long history needs
+ * neither the vocabulary nor the BPE for the turns already counted. Keyed by
+ * a SHA-256 of the text, so a node whose text changed is simply counted
+ * again; a missing, corrupt or foreign file is an empty one.
+ */
+export class PersistedTokenCounts {
+  private readonly counts: Map<string, number>;
+  private dirty = false;
+
+  private constructor(
+    private readonly file: string,
+    readonly vocabulary: TokenizerName,
+    counts: Map<string, number>,
+  ) {
+    this.counts = counts;
+  }
+
+  /** The counts of one session's state directory (`SessionPaths.state`) for one vocabulary. */
+  static open(stateDir: string, vocabulary: TokenizerName): PersistedTokenCounts {
+    const file = join(stateDir, `token-counts-${vocabulary}.json`);
+    return new PersistedTokenCounts(file, vocabulary, readCounts(file, vocabulary));
+  }
+
+  get(text: string): number | undefined {
+    return this.counts.get(keyOf(text));
+  }
+
+  set(text: string, tokens: number): void {
+    const key = keyOf(text);
+    if (this.counts.get(key) === tokens) return;
+    if (this.counts.size >= MAX_ENTRIES) this.counts.clear();
+    this.counts.set(key, tokens);
+    this.dirty = true;
+  }
+
+  /** Writes what was added (whole file, renamed into place: a reader never sees half of it). Best effort. */
+  flush(): void {
+    if (!this.dirty) return;
+    this.dirty = false;
+    const temporary = `${this.file}.tmp-${process.pid}`;
+    try {
+      mkdirSync(join(this.file, ".."), { recursive: true });
+      writeFileSync(
+        temporary,
+        JSON.stringify({ format: FORMAT, vocabulary: this.vocabulary, counts: Object.fromEntries(this.counts) }),
+      );
+      renameSync(temporary, this.file);
+    } catch {
+      // A cache: a read-only or vanished session directory only means counting again next time.
+    }
+  }
+}
+
+function keyOf(text: string): string {
+  return createHash("sha256").update(text).digest("base64url");
+}
+
+function readCounts(file: string, vocabulary: TokenizerName): Map<string, number> {
+  try {
+    const parsed = JSON.parse(readFileSync(file, "utf8")) as {
+      format?: unknown;
+      vocabulary?: unknown;
+      counts?: unknown;
+    };
+    if (parsed.format !== FORMAT || parsed.vocabulary !== vocabulary) return new Map();
+    if (parsed.counts === null || typeof parsed.counts !== "object") return new Map();
+    const counts = new Map<string, number>();
+    for (const [key, value] of Object.entries(parsed.counts as Record<string, unknown>))
+      if (typeof value === "number" && Number.isInteger(value) && value >= 0) counts.set(key, value);
+    return counts;
+  } catch {
+    return new Map();
+  }
+}

@@ -106,6 +106,18 @@ describe("in-process turn commits", () => {
     assertHealthy(dir);
   });
 
+  it("writes every object again into a repository made anew at the same path (what it knew was of the old one)", async () => {
+    await store.db.createSession({ id: "s" });
+    const dir = join(store.root, "s");
+    writeFileSync(join(dir, "notes.txt"), "the same bytes in both repositories");
+    await chatTurn(store.db, "s", "turn_a", 1);
+    expect(await store.db.deleteSession("s")).toBe(true);
+    await store.db.createSession({ id: "s" });
+    writeFileSync(join(dir, "notes.txt"), "the same bytes in both repositories");
+    await chatTurn(store.db, "s", "turn_b", 1);
+    assertHealthy(dir);
+  });
+
   it("records removals, executable bits and files in nested folders as git add -A does", async () => {
     await store.db.createSession({ id: "s" });
     const dir = join(store.root, "s");

@@ -106,7 +106,7 @@ export async function commitInProcess(
   const known = memories.get(gitDir);
   const memory = known?.indexKey === keyOf(indexStat) ? known : undefined;
   // Checked before anything is written: a parent that is gone fails the commit (a history on it would be broken).
-  const parentTree = head.commit === null ? null : treeOf(gitDir, head.commit, known);
+  const parentTree = head.commit === null ? null : treeOf(gitDir, head.commit, memory);
   const lockPath = join(gitDir, "index.lock");
   const lockFd = openSync(lockPath, "wx", 0o600);
   let locked = true;
@@ -116,8 +116,10 @@ export async function commitInProcess(
     const racyBefore = mtimeOf(indexStat);
     const leftOut: LeftOutFile[] = [];
     const entries: IndexEntry[] = [];
-    const objects = known?.objects ?? new Set<string>();
-    const folders = known?.folders ?? new Set<string>();
+    // Trusted only while .git/index is the file this process wrote: a repository deleted and made anew at the
+    // same path (or changed by git or Python) may lack objects this process wrote into the old one.
+    const objects = memory?.objects ?? new Set<string>();
+    const folders = memory?.folders ?? new Set<string>();
     // What the index names is in the repository (git writes an object before it stages it).
     if (!memory) for (const entry of previous) objects.add(entry.id);
     const pending: PendingObject[] = [];
@@ -161,7 +163,7 @@ export async function commitInProcess(
     renameSync(lockPath, indexPath);
     locked = false;
     if (commit !== null) updateRef(gitDir, head.ref, commit);
-    const headNow = commit !== null ? { commit, tree } : (known?.head ?? null);
+    const headNow = commit !== null ? { commit, tree } : (memory?.head ?? null);
     remember(gitDir, {
       indexKey: keyOf(statSync(indexPath, { bigint: true, throwIfNoEntry: false })),
       entries,

@@ -194,7 +194,14 @@ export class Cluster {
       return;
     }
     if (message.k === "state" && typeof message.s === "string") {
-      this.resync.receiveState(local, message.s, message.q as QuestionFrame[], message.d as DeltaFrame[]);
+      // A replica of an earlier version sends no `live`: its answer is taken as a running turn's, as before.
+      this.resync.receiveState(
+        local,
+        message.s,
+        message.q as QuestionFrame[],
+        message.d as DeltaFrame[],
+        message.live !== false,
+      );
       return;
     }
     if (typeof message.id !== "string") return;

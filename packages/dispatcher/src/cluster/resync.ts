@@ -79,12 +79,32 @@ export class ChannelResync {
       s: sessionId,
       q: state?.questions ?? [],
       d: state?.deltas ?? [],
+      // No turn of the session runs here any more: its lease may outlive it (a release that could not reach the
+      // database expires instead), so the asker's snapshot may have said busy.
+      live: state !== null,
     });
   }
 
-  /** The owner's live state, asked for by a resync: the questions and text so far, then the deltas that follow. */
-  receiveState(side: ResyncSide, sessionId: string, questions: QuestionFrame[], deltas: DeltaFrame[]): void {
+  /**
+   * The owner's live state, asked for by a resync: the questions and text so far, then the deltas that follow.
+   * When the owner runs no turn of the session any more (`live` false), the snapshot sent as busy is sent again.
+   */
+  receiveState(
+    side: ResyncSide,
+    sessionId: string,
+    questions: QuestionFrame[],
+    deltas: DeltaFrame[],
+    live: boolean,
+  ): void {
     this.release(sessionId);
+    if (!live) {
+      void side
+        .resync(sessionId, "the turn on its replica ended while frames were missed", false)
+        .catch((error: Error) =>
+          this.log.warn("cluster_resync_failed", { session_id: sessionId, message: error.message }),
+        );
+      return;
+    }
     const known = new Set(this.mirror.pendingFor(sessionId).map((question) => question.question_id));
     for (const question of questions) {
       if (known.has(question.question_id)) continue;

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PersistedTokenCounts } from "../src/compaction/persisted-token-counts.js";
@@ -22,6 +22,15 @@ describe("persisted token counts", () => {
     await store.db.createSession({ id: "long" });
     return storeInternals(store.db).paths("long").state;
   }
+
+  it("never brings a deleted session back as a folder holding only the counts", async () => {
+    const dir = await stateDir();
+    const counts = PersistedTokenCounts.open(dir, "o200k_base");
+    counts.set("hello", 1);
+    expect(await store?.db.deleteSession("long")).toBe(true);
+    counts.flush();
+    expect(existsSync(join(dir, ".."))).toBe(false);
+  });
 
   it("a cold process reuses what an earlier one counted, and counts a changed text again", async () => {
     const dir = await stateDir();

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { TokenizerName } from "./token-count.js";
 
 /** Entries a session's file keeps; beyond this it starts over (like the in-memory cache). */
@@ -51,7 +51,8 @@ export class PersistedTokenCounts {
     this.dirty = false;
     const temporary = `${this.file}.tmp-${process.pid}`;
     try {
-      mkdirSync(join(this.file, ".."), { recursive: true });
+      // Never recursive: a session deleted meanwhile must not come back as a folder holding only this file.
+      if (!existsSync(dirname(this.file))) mkdirSync(dirname(this.file), { mode: 0o700 });
       writeFileSync(
         temporary,
         JSON.stringify({ format: FORMAT, vocabulary: this.vocabulary, counts: Object.fromEntries(this.counts) }),

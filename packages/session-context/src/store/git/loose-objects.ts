@@ -30,19 +30,9 @@ export function writeLooseObject(gitDir: string, type: GitObjectType, content: U
   const folder = join(gitDir, "objects", id.slice(0, 2));
   const target = join(folder, id.slice(2));
   if (statSync(target, { throwIfNoEntry: false })) return id;
-  mkdirSync(folder, { recursive: true, mode: DIRECTORY_MODE });
-  const temporary = join(folder, `tmp_obj_${randomHex(8)}`);
-  const compressed = deflateSync(Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content]), { level: 1 });
-  const fd = openSync(temporary, "wx", OBJECT_MODE);
-  try {
-    writeSync(fd, compressed);
-  } catch (error) {
-    closeSync(fd);
-    unlinkSync(temporary);
-    throw error;
-  }
-  closeSync(fd);
-  renameSync(temporary, target);
+  const makeFolder = (): void => void mkdirSync(folder, { recursive: true, mode: DIRECTORY_MODE });
+  makeFolder();
+  writeObjectFile(folder, { id, type, content }, makeFolder);
   return id;
 }
 

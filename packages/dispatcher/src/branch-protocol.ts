@@ -1,6 +1,7 @@
 // The branch frames of the dispatcher's protocol (README.md, "Branches"):
 // list a session's branch tips, move its head, name a tip. Edit and resend is
 // the `chat` frame with `from`.
+import type { BranchTipRecord } from "@openprogram/session-context";
 
 /** Lists the session's branch tips; answered with `branches`. */
 export interface ListBranchesFrame {
@@ -29,18 +30,8 @@ export interface NameBranchFrame {
 /** The branch frames a client may send. */
 export type BranchClientFrame = ListBranchesFrame | CheckoutFrame | NameBranchFrame;
 
-/** One branch tip (the core's BranchTip in the protocol's snake_case). */
-export interface BranchInfo {
-  head_id: string;
-  name: string | null;
-  created_at: number | null;
-  updated_at: number | null;
-  archived: boolean;
-  /** The session's head is this tip. */
-  active: boolean;
-  /** The trunk's tip (from the first message, always the first continuation). */
-  trunk: boolean;
-}
+/** One branch tip: the core's wire form of a BranchTip (`active`: the head is this tip; `trunk`: the trunk's tip). */
+export type BranchInfo = BranchTipRecord;
 
 /** The session's branch tips, newest first, and its head (which may be a turn before a tip). */
 export interface BranchesFrame {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { dumpsPython, dumpsPythonIndented } from "../src/json/python-json.js";
 import { SessionPaths, nodeFileName } from "../src/store/layout.js";
 import { recordUsageTotal } from "../src/store/usage-total.js";
+import { usageBuckets } from "../src/usage/usage-buckets.js";
 import type { SessionNode } from "../src/store/types.js";
 
 /** What the builder made: how many sessions, and which of them have no current usage total. */
@@ -63,7 +64,7 @@ export async function buildUsageStore(
       withoutCurrentTotal += 1; // crashed before its turn end: no usage.json
       continue;
     }
-    await recordUsageTotal(paths, () => nodes);
+    recordUsageTotal(paths, () => usageBuckets(nodes));
     if (s % every === 13 % every) {
       // A turn Python OpenProgram wrote afterwards, with its own usage shape.
       withoutCurrentTotal += 1;

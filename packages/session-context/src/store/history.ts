@@ -14,9 +14,11 @@ import { InvalidNodeError, NodeNotFoundError, StoreWriteError } from "../errors.
 import { mintNodeId } from "../ids.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import { dumpsPython } from "../json/python-json.js";
-import { DIR_MODE, FILE_MODE, writeFileAtomic } from "./atomic-file.js";
+import { DIR_MODE, FILE_MODE, writeFilesAtomic, type FileWrite } from "./atomic-file.js";
 import { nodeFileName, parseNodeFileName, type SessionPaths } from "./layout.js";
 import { reportStoreProblem } from "./registry.js";
+import type { UsageBucket } from "../usage/usage-buckets.js";
+import { UsageTally } from "../usage/usage-tally.js";
 import type {
   AppendOptions,
   HistoryProblem,
@@ -51,6 +53,8 @@ interface HistoryState {
   ordered: SessionNode[] | null;
   /** Writes of this process to this session not finished yet (their temp files change history/'s mtime). */
   writing: number;
+  /** The session's usage buckets, kept node by node once asked for (see sessionUsageBuckets). */
+  usage: UsageTally | null;
 }
 
 /**
@@ -90,16 +94,27 @@ export class HistoryFiles {
     return this.reloadAll(paths);
   }
 
+  /** The session's usage buckets, up to date with its nodes (see sessionUsageBuckets). */
+  usageBuckets(paths: SessionPaths): UsageBucket[] {
+    return sessionUsageBuckets(this.refresh(paths));
+  }
+
   /** Drops the cached view (after deleting a session). */
   forget(paths: SessionPaths): void {
     this.states.delete(paths.history);
   }
 
+  /**
+   * Appends a node. `alongside` names files to write with it, durable together
+   * (writeFilesAtomic), renamed after the node file: meta.json when the node
+   * moves the head.
+   */
   async append(
     paths: SessionPaths,
     draft: NodeDraft,
     options: AppendOptions,
     readMeta: () => SessionMeta,
+    alongside: (node: SessionNode, movedHead: boolean) => readonly FileWrite[] = () => [],
   ): Promise<{ node: SessionNode; movedHead: boolean }> {
     const state = this.refresh(paths);
     const role = draft.role;
@@ -139,11 +154,18 @@ export class HistoryFiles {
       metadata: draft.metadata ?? {},
     };
     const fileName = nodeFileName(node.seq, role, id);
-    await this.writeNode(paths, state, fileName, node);
+    await this.writeNode(paths, state, fileName, node, alongside(node, movedHead));
     return { node, movedHead };
   }
 
-  async update(paths: SessionPaths, sessionId: string, nodeId: string, patch: NodePatch): Promise<SessionNode> {
+  /** Updates a node; `alongside` as in append. */
+  async update(
+    paths: SessionPaths,
+    sessionId: string,
+    nodeId: string,
+    patch: NodePatch,
+    alongside: (node: SessionNode) => readonly FileWrite[] = () => [],
+  ): Promise<SessionNode> {
     const state = this.refresh(paths);
     const current = state.byId.get(nodeId);
     const fileName = state.fileById.get(nodeId);
@@ -152,7 +174,7 @@ export class HistoryFiles {
     if ("output" in patch) node.output = patch.output ?? null;
     if ("input" in patch) node.input = patch.input ?? null;
     if (patch.reads) node.reads = patch.reads;
-    await this.writeNode(paths, state, fileName, node);
+    await this.writeNode(paths, state, fileName, node, alongside(node));
     return node;
   }
 
@@ -161,6 +183,7 @@ export class HistoryFiles {
     state: HistoryState,
     fileName: string,
     node: SessionNode,
+    alongside: readonly FileWrite[],
   ): Promise<void> {
     const text = dumpsPython(node);
     if (text.length > MAX_NODE_BYTES) {
@@ -170,7 +193,7 @@ export class HistoryFiles {
     }
     state.writing++;
     try {
-      await writeFileAtomic(join(paths.history, fileName), text);
+      await writeFilesAtomic([{ path: join(paths.history, fileName), data: text }, ...alongside]);
     } finally {
       state.writing--;
     }
@@ -186,6 +209,7 @@ export class HistoryFiles {
   }
 
   private remember(state: HistoryState, fileName: string, node: SessionNode): void {
+    state.usage?.touch(node.seq);
     const previous = state.byId.get(node.id);
     state.byId.set(node.id, node);
     state.bySeq.set(node.seq, node);
@@ -209,6 +233,7 @@ export class HistoryFiles {
       historyMtimeNs,
       ordered: null,
       writing: 0,
+      usage: null,
     };
     for (const fileName of readdirSync(paths.history)) this.loadFile(paths, state, fileName);
     this.states.set(paths.history, state);
@@ -263,7 +288,10 @@ export class HistoryFiles {
       return;
     }
     const previous = state.byId.get(node.id);
-    if (previous && previous.seq !== node.seq) state.bySeq.delete(previous.seq);
+    if (previous && previous.seq !== node.seq) {
+      state.bySeq.delete(previous.seq);
+      state.usage?.touch(previous.seq);
+    }
     this.remember(state, fileName, freezeNode(node));
   }
 
@@ -302,6 +330,15 @@ function keepOrdered(ordered: SessionNode[], node: SessionNode, previous: Sessio
   if (ordered[low]?.id !== node.id) return false;
   ordered[low] = node;
   return true;
+}
+
+/**
+ * The usage buckets of a refreshed state's nodes (usageBuckets over orderedNodes), brought up to date from the
+ * nodes changed since the last call: a turn's end pays for the turn's nodes, not the session's.
+ */
+export function sessionUsageBuckets(state: HistoryState): UsageBucket[] {
+  if (!state.usage?.usable) state.usage = UsageTally.of(orderedNodes(state));
+  return state.usage.buckets(state.bySeq);
 }
 
 /** Problems (unreadable node files) from a refreshed state. */

@@ -14,7 +14,14 @@ import {
 } from "../errors.js";
 import { assertValidIdPrefix, assertValidSessionId, isValidSessionId, mintPrefixedId, randomHex } from "../ids.js";
 import { dumpsPython } from "../json/python-json.js";
-import { DIR_MODE, FILE_MODE, syncDirectory, writeFileAtomic, writeNewFileDurably } from "./atomic-file.js";
+import {
+  DIR_MODE,
+  FILE_MODE,
+  syncDirectory,
+  writeFileAtomic,
+  writeNewFileDurably,
+  type FileWrite,
+} from "./atomic-file.js";
 import { defaultSessionsRoot } from "./default-root.js";
 import { statusAfterAbandon, statusWhenIdle } from "./abandoned-turn.js";
 import { withLock } from "./file-lock.js";
@@ -456,8 +463,12 @@ export class SessionDB {
   async appendNode(sessionId: string, draft: NodeDraft, options: AppendOptions = {}): Promise<SessionNode> {
     const paths = this.requirePaths(sessionId);
     return this.withSessionLock(sessionId, async () => {
-      const { node, movedHead } = await this.history.append(paths, draft, options, () => this.readMetaSync(sessionId));
-      if (movedHead) await this.writeMeta(sessionId, { head_id: node.id });
+      // Read once: the head the node links to and the meta.json written beside it when it moves the head.
+      let meta: SessionMeta | undefined;
+      const readMeta = (): SessionMeta => (meta ??= this.readMetaSync(sessionId));
+      const { node } = await this.history.append(paths, draft, options, readMeta, (added, movedHead) =>
+        movedHead ? [this.metaWrite(sessionId, readMeta(), { head_id: added.id })] : [],
+      );
       return node;
     });
   }
@@ -471,14 +482,13 @@ export class SessionDB {
   ): Promise<SessionNode> {
     const paths = this.requirePaths(sessionId);
     return this.withSessionLock(sessionId, async () => {
-      const node = await this.history.update(paths, sessionId, nodeId, patch);
-      if (options.advanceHead && node.caller === "") {
+      return this.history.update(paths, sessionId, nodeId, patch, (node) => {
+        if (!options.advanceHead || node.caller !== "") return [];
         // Only a reply that still extends the head moves it: a branch made meanwhile keeps its place.
-        const head = this.readMetaSync(sessionId).head_id ?? null;
+        const meta = this.readMetaSync(sessionId);
         const predecessor = node.predecessor === "ROOT" ? null : node.predecessor;
-        if (head === predecessor) await this.writeMeta(sessionId, { head_id: node.id });
-      }
-      return node;
+        return (meta.head_id ?? null) === predecessor ? [this.metaWrite(sessionId, meta, { head_id: node.id })] : [];
+      });
     });
   }
 
@@ -585,7 +595,7 @@ export class SessionDB {
       // session repository dirty (` M meta.json`) and doctor reporting an uncommitted tail.
       const updatedAt = nowSeconds();
       await this.withSessionLock(sessionId, () => this.writeMeta(sessionId, { updated_at: updatedAt }));
-      await recordUsageTotal(paths, () => this.snapshotSync(sessionId).ordered);
+      recordUsageTotal(paths, () => this.history.usageBuckets(paths));
       const sha = await this.commitTurn(sessionId, options.message ?? `turn ${turnId}`);
       const preview = this.previewOf(sessionId);
       // A turn that ends with a question still waiting leaves the session needs_input (see abandoned-turn.ts).
@@ -769,6 +779,11 @@ export class SessionDB {
   private async writeMeta(sessionId: string, patch: Partial<SessionMeta>): Promise<void> {
     const meta = { ...this.readMetaSync(sessionId), ...patch };
     await writeFileAtomic(this.paths(sessionId).meta, dumpsPython(meta));
+  }
+
+  /** meta.json with `patch` merged, to be written beside a node (writeFilesAtomic); call under the session lock. */
+  private metaWrite(sessionId: string, meta: SessionMeta, patch: Partial<SessionMeta>): FileWrite {
+    return { path: this.paths(sessionId).meta, data: dumpsPython({ ...meta, ...patch }) };
   }
 
   /**

@@ -1,13 +1,12 @@
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { open, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { StoreWriteError } from "../errors.js";
 import { randomHex } from "../ids.js";
-import { usageBuckets, type UsageBucket } from "../usage/usage-buckets.js";
+import type { UsageBucket } from "../usage/usage-buckets.js";
 import { FILE_MODE } from "./atomic-file.js";
 import type { SessionPaths } from "./layout.js";
 import { reportStoreProblem } from "./registry.js";
-import type { SessionNode } from "./types.js";
 
 /**
  * `<session>/usage.json`: the session's token usage by day and model, kept at
@@ -37,16 +36,17 @@ interface UsageTotalFile {
 }
 
 /**
- * Writes the session's usage total from its nodes; the turn end calls it
- * before the turn's commit. history/'s mtime is read before the nodes, so a
- * node written meanwhile makes the total stale (rebuilt on read), never wrong.
+ * Writes the session's usage total from its usage buckets (kept node by node:
+ * HistoryFiles.usageBuckets); the turn end calls it before the turn's commit.
+ * history/'s mtime is read before the nodes, so a node written meanwhile
+ * makes the total stale (rebuilt on read), never wrong.
  * Not fsynced: a total lost or torn by a crash reads as missing and is
  * rebuilt from the nodes, which are durable. Never fails the turn: a total
  * that cannot be written is reported once as a warning and rebuilt on read.
  */
-export async function recordUsageTotal(paths: SessionPaths, nodes: () => Iterable<SessionNode>): Promise<void> {
+export function recordUsageTotal(paths: SessionPaths, buckets: () => UsageBucket[]): void {
   try {
-    await writeUsageTotal(paths, nodes);
+    writeUsageTotal(paths, buckets);
   } catch (error) {
     reportStoreProblem(
       `The usage total of ${paths.dir} could not be written (${(error as Error).message}); it is rebuilt from the nodes when read.`,
@@ -54,12 +54,12 @@ export async function recordUsageTotal(paths: SessionPaths, nodes: () => Iterabl
   }
 }
 
-async function writeUsageTotal(paths: SessionPaths, nodes: () => Iterable<SessionNode>): Promise<void> {
+function writeUsageTotal(paths: SessionPaths, buckets: () => UsageBucket[]): void {
   const fingerprint = historyFingerprint(paths.dir);
   const file: UsageTotalFile = {
     version: USAGE_TOTAL_VERSION,
     history_mtime_ns: fingerprint,
-    buckets: usageBuckets(nodes()).map((bucket) => ({
+    buckets: buckets().map((bucket) => ({
       day: bucket.day,
       model: bucket.model,
       calls: bucket.calls,
@@ -69,7 +69,7 @@ async function writeUsageTotal(paths: SessionPaths, nodes: () => Iterable<Sessio
       cached_input_tokens: bucket.cachedInputTokens,
     })),
   };
-  await replaceFile(join(paths.dir, USAGE_TOTAL_FILE), `${JSON.stringify(file)}\n`);
+  replaceFileSync(join(paths.dir, USAGE_TOTAL_FILE), `${JSON.stringify(file)}\n`);
 }
 
 /**
@@ -107,6 +107,25 @@ export function readUsageTotal(
  */
 export function historyFingerprint(sessionDir: string): string {
   return String(statSync(join(sessionDir, "history"), { bigint: true, throwIfNoEntry: false })?.mtimeNs ?? "none");
+}
+
+/**
+ * The same, on this thread: a small file into the page cache, as cheap as the hand-offs to the thread pool
+ * that writing it there took (four per turn).
+ */
+function replaceFileSync(path: string, text: string): void {
+  const temporary = join(dirname(path), `.${basename(path)}.tmp-${randomHex(8)}`);
+  try {
+    writeFileSync(temporary, text, { mode: FILE_MODE, flag: "wx" });
+    renameSync(temporary, path);
+  } catch (error) {
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // never created
+    }
+    throw new StoreWriteError(path, error);
+  }
 }
 
 /** Temp file and rename (named so git and the doctor know it as a temp file), without fsync. */

@@ -25,7 +25,12 @@ export function usageBuckets(nodes: Iterable<SessionNode>): UsageBucket[] {
     if (!bucket) buckets.set(key, (bucket = { day, model: call.model, ...emptyCounts() }));
     addCall(bucket, call);
   }
-  return [...buckets.values()].sort((a, b) =>
+  return sortBuckets([...buckets.values()]);
+}
+
+/** Sorts buckets by day then model (in place; returns them). */
+export function sortBuckets(buckets: UsageBucket[]): UsageBucket[] {
+  return buckets.sort((a, b) =>
     a.day === b.day ? (a.model < b.model ? -1 : a.model > b.model ? 1 : 0) : a.day < b.day ? -1 : 1,
   );
 }

@@ -1,0 +1,134 @@
+// Issue 19: a node that moves the head is written with its meta.json as one grouped durable write: both temp files
+// fsynced together, the node renamed before meta.json, both folders fsynced together, so an append waits for two
+// rounds of fsyncs instead of four. Observed through node:fs itself (every call still reaches the real file system).
+import type * as NodeFs from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { StoreWriteError } from "../src/index.js";
+import { createTempStore, type TempStore } from "../src/testing/index.js";
+
+const seen = vi.hoisted(() => ({
+  /** fsyncs begun and not yet finished, and the most at once. */
+  inFlight: 0,
+  mostAtOnce: 0,
+  /** Every fsync round (fsyncs that overlapped count as one). */
+  rounds: 0,
+  fsyncs: 0,
+  renamedTo: [] as string[],
+  /** Opening a temp file whose name contains this fails with ENOSPC. */
+  failOpenOf: null as string | null,
+}));
+
+vi.mock("node:fs", async () => {
+  const actual = await vi.importActual<typeof NodeFs>("node:fs");
+  return {
+    ...actual,
+    fsync: (fd: number, callback: (error: NodeJS.ErrnoException | null) => void): void => {
+      if (seen.inFlight === 0) seen.rounds += 1;
+      seen.inFlight += 1;
+      seen.fsyncs += 1;
+      seen.mostAtOnce = Math.max(seen.mostAtOnce, seen.inFlight);
+      actual.fsync(fd, (error) => {
+        seen.inFlight -= 1;
+        callback(error);
+      });
+    },
+    renameSync: (from: NodeFs.PathLike, to: NodeFs.PathLike): void => {
+      seen.renamedTo.push(String(to));
+      actual.renameSync(from, to);
+    },
+    openSync: (path: NodeFs.PathLike, flags: NodeFs.OpenMode = "r", mode?: NodeFs.Mode): number => {
+      if (seen.failOpenOf !== null && String(path).includes(seen.failOpenOf) && String(path).includes(".tmp-"))
+        throw Object.assign(new Error("ENOSPC: injected"), { code: "ENOSPC" });
+      return actual.openSync(path, flags, mode);
+    },
+  };
+});
+
+let store: TempStore;
+beforeEach(() => {
+  store = createTempStore("openprogram-grouped-");
+});
+afterEach(async () => {
+  await store.db.flushRegistry();
+  store.cleanup();
+});
+
+/** Starts counting afresh, once the registry's queued write (registry.ts) is done: only the append is counted. */
+async function resetSeen(): Promise<void> {
+  await store.db.flushRegistry();
+  Object.assign(seen, { inFlight: 0, mostAtOnce: 0, rounds: 0, fsyncs: 0, renamedTo: [], failOpenOf: null });
+}
+
+describe("a node and the meta.json whose head names it", () => {
+  it("are made durable together: two rounds of fsyncs, the node renamed first", async () => {
+    await store.db.createSession({ id: "grouped" });
+    await store.db.appendNode("grouped", { role: "user", output: "first" }, { atHead: true });
+    await resetSeen();
+
+    const node = await store.db.appendNode("grouped", { role: "user", output: "second" }, { atHead: true });
+
+    // The node's file and meta.json, then history/ and the session folder: four fsyncs, two at a time.
+    expect(seen.fsyncs).toBe(4);
+    expect(seen.rounds).toBe(2);
+    expect(seen.mostAtOnce).toBe(2);
+    const dir = join(store.root, "grouped");
+    const nodeFile = readdirSync(join(dir, "history")).find((name) => name.includes(node.id)) as string;
+    expect(seen.renamedTo).toEqual([join(dir, "history", nodeFile), join(dir, "meta.json")]);
+    expect((JSON.parse(readFileSync(join(dir, "meta.json"), "utf8")) as { head_id: string }).head_id).toBe(node.id);
+  });
+
+  it("a reply that extends the head is updated with meta.json in the same grouped write", async () => {
+    await store.db.createSession({ id: "reply" });
+    await store.db.appendNode("reply", { role: "user", output: "question" }, { atHead: true });
+    const reply = await store.db.appendNode("reply", { role: "llm", output: null }, { atHead: true, moveHead: false });
+    await resetSeen();
+
+    await store.db.updateNode("reply", reply.id, { output: "answer" }, { advanceHead: true });
+
+    expect(seen.fsyncs).toBe(4);
+    expect(seen.rounds).toBe(2);
+    expect(seen.renamedTo.map((path) => path.split("/").pop())).toEqual([
+      expect.stringContaining(reply.id),
+      "meta.json",
+    ]);
+    expect((await store.db.readMeta("reply")).head_id).toBe(reply.id);
+  });
+
+  it("a node that does not move the head is written alone", async () => {
+    await store.db.createSession({ id: "alone" });
+    const root = await store.db.appendNode("alone", { role: "user", output: "root" }, { atHead: true });
+    await resetSeen();
+
+    await store.db.appendNode("alone", { role: "code", name: "tool", caller: root.id, output: "inner" });
+
+    expect(seen.fsyncs).toBe(2);
+    expect(seen.renamedTo).toHaveLength(1);
+  });
+
+  it("a failure before the renames leaves neither the node nor a temp file, and the head where it was", async () => {
+    await store.db.createSession({ id: "failing" });
+    const first = await store.db.appendNode("failing", { role: "user", output: "kept" }, { atHead: true });
+    const dir = join(store.root, "failing");
+    const metaBefore = readFileSync(join(dir, "meta.json"), "utf8");
+    await resetSeen();
+    seen.failOpenOf = ".meta.json";
+
+    const error = await store.db
+      .appendNode("failing", { role: "user", output: "lost" }, { atHead: true })
+      .catch((caught: unknown) => caught);
+
+    seen.failOpenOf = null;
+    expect(error).toBeInstanceOf(StoreWriteError);
+    expect((error as Error).message).toContain("meta.json");
+    expect(readdirSync(join(dir, "history"))).toHaveLength(1);
+    expect(readdirSync(dir).filter((name) => name.includes(".tmp-"))).toEqual([]);
+    expect(readFileSync(join(dir, "meta.json"), "utf8")).toBe(metaBefore);
+    expect((await store.db.loadNodes("failing")).map((node) => node.id)).toEqual([first.id]);
+    // The session goes on: the next append takes the seq the failed one did not use.
+    const next = await store.db.appendNode("failing", { role: "user", output: "again" }, { atHead: true });
+    expect(next.seq).toBe(first.seq + 1);
+    expect((await store.db.readMeta("failing")).head_id).toBe(next.id);
+  });
+});

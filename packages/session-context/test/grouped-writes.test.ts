@@ -16,6 +16,10 @@ const seen = vi.hoisted(() => ({
   rounds: 0,
   fsyncs: 0,
   renamedTo: [] as string[],
+  /** fsyncs in flight when each rename was made. */
+  inFlightAtRename: [] as number[],
+  /** fsyncs in flight when the commit took its lock (.state/commit.lock). */
+  inFlightAtCommitLock: null as number | null,
   /** Opening a temp file whose name contains this fails with ENOSPC. */
   failOpenOf: null as string | null,
 }));
@@ -36,9 +40,11 @@ vi.mock("node:fs", async () => {
     },
     renameSync: (from: NodeFs.PathLike, to: NodeFs.PathLike): void => {
       seen.renamedTo.push(String(to));
+      seen.inFlightAtRename.push(seen.inFlight);
       actual.renameSync(from, to);
     },
     openSync: (path: NodeFs.PathLike, flags: NodeFs.OpenMode = "r", mode?: NodeFs.Mode): number => {
+      if (String(path).endsWith("commit.lock")) seen.inFlightAtCommitLock = seen.inFlight;
       if (seen.failOpenOf !== null && String(path).includes(seen.failOpenOf) && String(path).includes(".tmp-"))
         throw Object.assign(new Error("ENOSPC: injected"), { code: "ENOSPC" });
       return actual.openSync(path, flags, mode);
@@ -58,7 +64,16 @@ afterEach(async () => {
 /** Starts counting afresh, once the registry's queued write (registry.ts) is done: only the append is counted. */
 async function resetSeen(): Promise<void> {
   await store.db.flushRegistry();
-  Object.assign(seen, { inFlight: 0, mostAtOnce: 0, rounds: 0, fsyncs: 0, renamedTo: [], failOpenOf: null });
+  Object.assign(seen, {
+    inFlight: 0,
+    mostAtOnce: 0,
+    rounds: 0,
+    fsyncs: 0,
+    renamedTo: [],
+    inFlightAtRename: [],
+    inFlightAtCommitLock: null,
+    failOpenOf: null,
+  });
 }
 
 describe("a node and the meta.json whose head names it", () => {
@@ -130,5 +145,24 @@ describe("a node and the meta.json whose head names it", () => {
     const next = await store.db.appendNode("failing", { role: "user", output: "again" }, { atHead: true });
     expect(next.seq).toBe(first.seq + 1);
     expect((await store.db.readMeta("failing")).head_id).toBe(next.id);
+  });
+
+  it("a turn's end commits while meta.json's folder is being fsynced, and ends durable and committed", async () => {
+    await store.db.createSession({ id: "ending" });
+    await store.db.beginTurn("ending", "turn_end");
+    await store.db.appendNode("ending", { role: "user", output: "hello" }, { atHead: true });
+    await resetSeen();
+
+    const sha = await store.db.endTurn("ending", "turn_end", { status: "idle" });
+
+    expect(sha).toMatch(/^[0-9a-f]{40}$/);
+    const dir = join(store.root, "ending");
+    expect(seen.renamedTo.indexOf(join(dir, ".git", "index"))).toBeGreaterThan(
+      seen.renamedTo.indexOf(join(dir, "meta.json")),
+    );
+    // The commit began (took its lock) while the session folder's fsync, for meta.json's name, was in flight.
+    expect(seen.inFlightAtCommitLock).toBe(1);
+    expect(seen.inFlight).toBe(0);
+    expect(seen.fsyncs).toBe(2);
   });
 });

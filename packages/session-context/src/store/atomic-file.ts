@@ -48,6 +48,23 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
  * each hand-off to the pool cost more system time than the call it moved.
  */
 export async function writeFilesAtomic(files: readonly FileWrite[]): Promise<void> {
+  const { durable } = await renameFilesDurably(files);
+  const failure = await durable;
+  if (failure) throw failure;
+}
+
+/**
+ * writeFilesAtomic in two steps: resolves once the files are in place (each
+ * one's data durable, readers see the new files), with `durable`, which
+ * resolves once their names are durable too (their folders fsynced): to null,
+ * or to the error, which the caller throws (a promise that rejected while the
+ * caller was busy elsewhere would be an unhandled rejection). Lets a caller
+ * use what it just wrote while that last fsync runs (a turn's end commits
+ * meta.json meanwhile).
+ */
+export async function renameFilesDurably(
+  files: readonly FileWrite[],
+): Promise<{ durable: Promise<StoreWriteError | null> }> {
   const staged: Array<{ path: string; temporary: string; fd: number | null; renamed: boolean }> = [];
   let current = files[0]?.path ?? "";
   try {
@@ -69,8 +86,6 @@ export async function writeFilesAtomic(files: readonly FileWrite[]): Promise<voi
       renameSync(entry.temporary, entry.path);
       entry.renamed = true;
     }
-    current = files[0]?.path ?? "";
-    await Promise.all([...new Set(staged.map((entry) => dirname(entry.path)))].map(syncDirectoryOnPool));
   } catch (error) {
     for (const entry of staged) {
       if (entry.fd !== null) closeQuietly(entry.fd);
@@ -78,6 +93,13 @@ export async function writeFilesAtomic(files: readonly FileWrite[]): Promise<voi
     }
     throw new StoreWriteError(current, error);
   }
+  const first = files[0]?.path ?? "";
+  const folders = [...new Set(staged.map((entry) => dirname(entry.path)))];
+  const durable = Promise.all(folders.map(syncDirectoryOnPool)).then(
+    () => null,
+    (error: unknown) => new StoreWriteError(first, error),
+  );
+  return { durable };
 }
 
 function tempPathFor(path: string): string {

@@ -17,6 +17,7 @@ import { dumpsPython } from "../json/python-json.js";
 import {
   DIR_MODE,
   FILE_MODE,
+  renameFilesDurably,
   syncDirectory,
   writeFileAtomic,
   writeNewFileDurably,
@@ -594,9 +595,16 @@ export class SessionDB {
       // meta.json's updated_at goes into the turn's commit: written after it, it left every
       // session repository dirty (` M meta.json`) and doctor reporting an uncommitted tail.
       const updatedAt = nowSeconds();
-      await this.withSessionLock(sessionId, () => this.writeMeta(sessionId, { updated_at: updatedAt }));
+      const meta = await this.withSessionLock(sessionId, async () =>
+        renameFilesDurably([this.metaWrite(sessionId, this.readMetaSync(sessionId), { updated_at: updatedAt })]),
+      );
       recordUsageTotal(paths, () => this.history.usageBuckets(paths));
-      const sha = await this.commitTurn(sessionId, options.message ?? `turn ${turnId}`);
+      // Committed while meta.json's folder is fsynced on the thread pool: the commit reads the file, not its name's
+      // durability, and the turn ends once both are done.
+      const sha = await this.commitTurn(sessionId, options.message ?? `turn ${turnId}`).finally(async () => {
+        const failure = await meta.durable;
+        if (failure) throw failure;
+      });
       const preview = this.previewOf(sessionId);
       // A turn that ends with a question still waiting leaves the session needs_input (see abandoned-turn.ts).
       const status = statusWhenIdle(this.snapshotSync(sessionId).ordered, options.status);
@@ -749,6 +757,9 @@ export class SessionDB {
   }
 
   private async interruptUnfinished(sessionId: string): Promise<void> {
+    // The common turn end leaves nothing unfinished: no lock section for it (one is taken when there is something).
+    const nodes = orderedNodes(this.history.refresh(this.paths(sessionId)));
+    if (!nodes.some((node) => statusAfterAbandon(node) !== null)) return;
     await this.withSessionLock(sessionId, () => this.interruptUnfinishedLocked(sessionId));
   }
 

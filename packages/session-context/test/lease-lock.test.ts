@@ -1,0 +1,66 @@
+// The leased lock every node and meta write runs under (lease-lock.ts): sections right after the lock was taken or
+// touched trust it without reading its file again (issue 19: four system calls a section), and a lock taken away
+// while this process could not touch it (suspended past the stale limit) is still noticed and taken back.
+import type * as NodeFs from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { withLeasedLock } from "../src/store/lease-lock.js";
+import { removeTree } from "../src/testing/index.js";
+
+const reads = vi.hoisted(() => ({ of: null as string | null, count: 0 }));
+vi.mock("node:fs", async () => {
+  const actual = await vi.importActual<typeof NodeFs>("node:fs");
+  return {
+    ...actual,
+    readFileSync: ((path: NodeFs.PathOrFileDescriptor, options?: unknown) => {
+      if (reads.of !== null && path === reads.of) reads.count += 1;
+      return actual.readFileSync(path, options as BufferEncoding);
+    }) as typeof NodeFs.readFileSync,
+  };
+});
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "openprogram-lease-"));
+});
+afterEach(() => {
+  vi.useRealTimers();
+  removeTree(dir);
+});
+
+describe("a leased lock", () => {
+  it("is not read again by sections that follow its taking or touching closely", async () => {
+    const lock = join(dir, "lock");
+    await withLeasedLock(lock, async () => undefined, { staleMs: 10_000 });
+    reads.of = lock;
+    reads.count = 0;
+    for (let section = 0; section < 5; section++) await withLeasedLock(lock, async () => section, { staleMs: 10_000 });
+    expect(reads.count).toBe(0);
+    reads.of = null;
+  });
+
+  it("taken away while this process slept past the stale limit, is noticed and taken back", async () => {
+    const lock = join(dir, "lock");
+    vi.useFakeTimers({ toFake: ["Date"] });
+    await withLeasedLock(lock, async () => undefined, { staleMs: 10_000 });
+    const ours = readFileSync(lock, "utf8");
+    // Another process judged it stale, broke it and holds it; that process has since died.
+    writeFileSync(lock, `999999999 ${hostname()} deadbeef\n`);
+    vi.setSystemTime(Date.now() + 11_000);
+    let ran = false;
+    await withLeasedLock(
+      lock,
+      async () => {
+        ran = true;
+        // The lock file names this process again, with a new token.
+        const now = readFileSync(lock, "utf8");
+        expect(now.startsWith(`${process.pid} `)).toBe(true);
+        expect(now).not.toBe(ours);
+      },
+      { staleMs: 10_000 },
+    );
+    expect(ran).toBe(true);
+  });
+});

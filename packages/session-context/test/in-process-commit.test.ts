@@ -2,7 +2,7 @@
 // accepts in every way: one commit per turn with the turn's files, a clean status, `git fsck --strict`, the same
 // tree `git add -A` would stage, and git's own commits before and after ours.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { doctorSessions, SessionDB } from "../src/index.js";
@@ -68,6 +68,19 @@ describe("in-process turn commits", () => {
     assertHealthy(dir);
     const log = await store.db.gitLog("s");
     expect(log.map((entry) => entry.message)).toEqual(["turn turn_2", "turn turn_1", "turn turn_0", "session init"]);
+  });
+
+  it("moves a branch kept only in packed-refs, making its folder of loose refs", async () => {
+    await store.db.createSession({ id: "packed" });
+    const dir = join(store.root, "packed");
+    await chatTurn(store.db, "packed", "turn_0");
+    plainGit(dir, "pack-refs", "--all", "--prune");
+    rmSync(join(dir, ".git", "refs", "heads"), { recursive: true, force: true });
+    const sha = await chatTurn(store.db, "packed", "turn_1");
+    expect(plainGit(dir, "rev-parse", "HEAD")).toBe(sha);
+    expect(readFileSync(join(dir, ".git", "refs", "heads", "main"), "utf8")).toBe(`${sha}\n`);
+    expect(plainGit(dir, "log", "--format=%s")).toBe("turn turn_1\nturn turn_0\nsession init");
+    assertHealthy(dir);
   });
 
   it("commits nothing when nothing changed, and keeps the repository private", async () => {

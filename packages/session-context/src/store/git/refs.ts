@@ -57,9 +57,15 @@ function readRef(gitDir: string, ref: string): string | null {
 export function updateRef(gitDir: string, ref: string, commit: string): void {
   const target = join(gitDir, ref);
   const lock = `${target}.lock`;
-  // A branch only in packed-refs has no folder of loose refs yet.
-  mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-  const fd = openSync(lock, "wx", 0o600);
+  let fd: number;
+  try {
+    fd = openSync(lock, "wx", 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    // A branch only in packed-refs has no folder of loose refs yet (made only then: two system calls a turn).
+    mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+    fd = openSync(lock, "wx", 0o600);
+  }
   try {
     writeSync(fd, `${commit}\n`);
   } catch (error) {

@@ -137,10 +137,7 @@ describe("disk trouble", () => {
     const mounted = tryMount("4m");
     const root = join(mounted ?? mkdtempSync(join(tmpdir(), "openprogram-ro-inject-")), "sessions");
     if (!mounted) cleanup.push(() => removeTree(join(root, "..")));
-    const writer = new SessionDB({ root });
-    await firstTurn(writer);
-    // The registry follows a turn shortly (registry.ts); on tmpfs the turn can end before that flush is due.
-    await writer.flushRegistry();
+    await firstTurn(new SessionDB({ root }));
     if (mounted) execFileSync("mount", ["-o", "remount,ro", mounted]);
     else faults.errno = "EROFS";
     const db = new SessionDB({ root });

@@ -5,7 +5,7 @@ import type * as NodeFs from "node:fs";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { StoreWriteError } from "../src/index.js";
+import { SessionDB, StoreWriteError } from "../src/index.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 
 const seen = vi.hoisted(() => ({
@@ -109,6 +109,20 @@ describe("a node and the meta.json whose head names it", () => {
       "meta.json",
     ]);
     expect((await store.db.readMeta("reply")).head_id).toBe(reply.id);
+  });
+
+  it("a node too big to write on the event loop's thread is written whole from the thread pool", async () => {
+    await store.db.createSession({ id: "big" });
+    await resetSeen();
+    const output = "é".repeat(400 * 1024);
+
+    const node = await store.db.appendNode("big", { role: "user", output }, { atHead: true });
+
+    expect(seen.fsyncs).toBe(4);
+    expect(seen.rounds).toBe(2);
+    const reread = new SessionDB({ root: store.root });
+    expect((await reread.getNode("big", node.id))?.output).toBe(output);
+    expect((await reread.readMeta("big")).head_id).toBe(node.id);
   });
 
   it("a node that does not move the head is written alone", async () => {

@@ -1,4 +1,4 @@
-import { closeSync, fsync, openSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, fsync, openSync, renameSync, unlinkSync, write, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { StoreWriteError } from "../errors.js";
@@ -42,10 +42,11 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
  *
  * Why grouped: the fsyncs are what a durable write waits for, and fsyncs that
  * run at the same time share the file system's journal commit, so a node file
- * and meta.json cost about one write's wait instead of two. Only the fsyncs go
- * to libuv's thread pool (a server keeps serving while the disk flushes); the
- * opens, writes into the page cache and renames are made on this thread, since
- * each hand-off to the pool cost more system time than the call it moved.
+ * and meta.json cost about one write's wait instead of two. Only the fsyncs
+ * (and writes of more than SYNC_WRITE_LIMIT) go to libuv's thread pool (a
+ * server keeps serving while the disk flushes); the opens, small writes into
+ * the page cache and renames are made on this thread, since each hand-off to
+ * the pool cost more system time than the call it moved.
  */
 export async function writeFilesAtomic(files: readonly FileWrite[]): Promise<void> {
   const { durable } = await renameFilesDurably(files);
@@ -73,7 +74,8 @@ export async function renameFilesDurably(
       const entry = { path: file.path, temporary: tempPathFor(file.path), fd: null as number | null, renamed: false };
       staged.push(entry);
       entry.fd = openSync(entry.temporary, "wx", FILE_MODE);
-      writeFileSync(entry.fd, file.data);
+      if (file.data.length <= SYNC_WRITE_LIMIT) writeFileSync(entry.fd, file.data);
+      else await writeOnPool(entry.fd, file.data);
     }
     await Promise.all(staged.map((entry) => fsyncFd(entry.fd as number)));
     for (const entry of staged) {
@@ -100,6 +102,21 @@ export async function renameFilesDurably(
     (error: unknown) => new StoreWriteError(first, error),
   );
   return { durable };
+}
+
+/** Writes larger than this (a big node, a registry of thousands of sessions) go to the thread pool. */
+const SYNC_WRITE_LIMIT = 256 * 1024;
+
+/** Writes all of `data` at the fd's position from the thread pool, so the event loop keeps serving meanwhile. */
+async function writeOnPool(fd: number, data: string | Uint8Array): Promise<void> {
+  const bytes = typeof data === "string" ? Buffer.from(data) : data;
+  for (let offset = 0; offset < bytes.length; ) {
+    offset += await new Promise<number>((resolve, reject) =>
+      write(fd, bytes, offset, bytes.length - offset, null, (error, written) =>
+        error ? reject(error) : resolve(written),
+      ),
+    );
+  }
 }
 
 function tempPathFor(path: string): string {

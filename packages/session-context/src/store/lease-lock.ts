@@ -74,8 +74,8 @@ async function runHeld<T>(lockPath: string, lease: Lease, section: () => Promise
     clearWanted(lockPath);
     installExitHook();
   } else {
-    touch(lease.lock);
-    lease.touchedAt = Date.now();
+    // A touch that failed leaves the time as it was: the next section reads the lock again.
+    if (touch(lease.lock)) lease.touchedAt = Date.now();
   }
   try {
     return await section();
@@ -103,12 +103,14 @@ function stillOurs(lock: AcquiredLock): boolean {
   }
 }
 
-function touch(lock: AcquiredLock): void {
+function touch(lock: AcquiredLock): boolean {
   try {
     const now = new Date();
     utimesSync(lock.path, now, now);
+    return true;
   } catch {
     // stillOurs() notices a lost lock before the next section
+    return false;
   }
 }
 

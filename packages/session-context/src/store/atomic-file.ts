@@ -1,5 +1,5 @@
 import { closeSync, fsync, openSync, renameSync, unlinkSync, write, writeFileSync } from "node:fs";
-import { open } from "node:fs/promises";
+import { open, rename, unlink, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { StoreWriteError } from "../errors.js";
 import { randomHex } from "../ids.js";
@@ -25,10 +25,27 @@ export interface FileWrite {
 /**
  * Writes `data` so that readers see either the old file or the whole new one:
  * temp file in the same directory, fsync, rename over, fsync the directory. A
- * failure removes the temp file and leaves the old file untouched.
+ * failure removes the temp file and leaves the old file untouched. Done on
+ * libuv's thread pool, so a server's event loop keeps serving while the disk
+ * flushes, and concurrent writers' flushes can be grouped by the file system.
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
-  await writeFilesAtomic([{ path, data }]);
+  const directory = dirname(path);
+  const temporary = join(directory, `.${basename(path)}.tmp-${randomHex(8)}`);
+  let handle: FileHandle | undefined;
+  try {
+    handle = await open(temporary, "wx", FILE_MODE);
+    await handle.writeFile(data);
+    await handle.sync();
+    await handle.close();
+    handle = undefined;
+    await rename(temporary, path);
+    await syncDirectory(directory);
+  } catch (error) {
+    if (handle) await handle.close().catch(() => undefined);
+    await unlink(temporary).catch(() => undefined);
+    throw new StoreWriteError(path, error);
+  }
 }
 
 /**
@@ -46,7 +63,11 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
  * (and writes of more than SYNC_WRITE_LIMIT) go to libuv's thread pool (a
  * server keeps serving while the disk flushes); the opens, small writes into
  * the page cache and renames are made on this thread, since each hand-off to
- * the pool cost more system time than the call it moved.
+ * the pool cost more system time than the call it moved. Writes off a turn's
+ * path (the registry, the doctor) keep writeFileAtomic, all on the pool: a
+ * rename on this thread waits whenever the file system's journal is being
+ * committed, and holding the event loop for them measured as slower session
+ * creation under load.
  */
 export async function writeFilesAtomic(files: readonly FileWrite[]): Promise<void> {
   const { durable } = await renameFilesDurably(files);

@@ -1,4 +1,5 @@
 import type { ChatMessage } from "../providers/types.js";
+import { cl100kPieceEnd, o200kPieceEnd, type PieceEnd } from "./bpe-pieces.js";
 import type { PersistedTokenCounts } from "./persisted-token-counts.js";
 
 /**
@@ -7,7 +8,10 @@ import type { PersistedTokenCounts } from "./persisted-token-counts.js";
  * an estimate for others (the runtime corrects it with the usage the
  * provider reports). The vocabulary (megabytes) is loaded on the first count
  * that needs it, and counts are cached per text, so a long session pays only
- * for what is new since its last request.
+ * for what is new since its last request. A new text is split into the
+ * vocabulary's pieces by our own scanner (bpe-pieces.ts: the same pieces as
+ * the library's pattern, without running it) and each distinct piece is
+ * merged by the library once: texts share most of their words.
  */
 
 /** The BPE vocabularies we count with. */
@@ -19,6 +23,10 @@ export const TOKENS_PER_REQUEST = 3;
 
 /** Texts whose counts are remembered per vocabulary; beyond this the cache starts over. */
 const MAX_CACHED_TEXTS = 50_000;
+/** Pieces (words, numbers, runs of symbols or spaces) whose counts are remembered per vocabulary. */
+const MAX_CACHED_PIECES = 200_000;
+
+const PIECE_ENDS: Record<TokenizerName, PieceEnd> = { o200k_base: o200kPieceEnd, cl100k_base: cl100kPieceEnd };
 
 interface Tokenizer {
   count(text: string): number;
@@ -26,6 +34,8 @@ interface Tokenizer {
 
 /** Counts this process knows per vocabulary, whether it counted them or read them from a session's persisted counts. */
 const memos = new Map<TokenizerName, Map<string, number>>();
+/** The counts of the pieces this process merged, per vocabulary. */
+const pieceMemos = new Map<TokenizerName, Map<string, number>>();
 
 function memoOf(name: TokenizerName): Map<string, number> {
   let memo = memos.get(name);
@@ -53,13 +63,31 @@ export function loadTokenizer(name: TokenizerName): Promise<Tokenizer> {
   if (!promise) {
     promise = importEncoding(name).then((encoding) => {
       const cache = memoOf(name);
+      const pieces = new Map<string, number>();
+      pieceMemos.set(name, pieces);
+      const pieceEnd = PIECE_ENDS[name];
       // Text that happens to spell a special token (`<|endoftext|>`) is counted as ordinary text.
       const options = { disallowedSpecial: new Set<string>() };
+      // A piece split out of a text is split into itself again, so the library's count of it is its BPE count.
+      const countPiece = (piece: string): number => {
+        let tokens = pieces.get(piece);
+        if (tokens === undefined) {
+          tokens = encoding.countTokens(piece, options);
+          if (pieces.size >= MAX_CACHED_PIECES) pieces.clear();
+          pieces.set(piece, tokens);
+        }
+        return tokens;
+      };
       const tokenizer: Tokenizer = {
         count(text) {
           let tokens = cache.get(text);
           if (tokens === undefined) {
-            tokens = encoding.countTokens(text, options);
+            tokens = 0;
+            for (let start = 0; start < text.length; ) {
+              const end = pieceEnd(text, start);
+              tokens += countPiece(text.slice(start, end));
+              start = end;
+            }
             remember(cache, text, tokens);
           }
           return tokens;
@@ -144,4 +172,5 @@ export function tokenUpperBound(messages: readonly ChatMessage[]): number {
 /** Forgets every count this process knows, as a fresh process starts (tests and benchmarks of the cold path). */
 export function forgetTokenCounts(): void {
   for (const memo of memos.values()) memo.clear();
+  for (const memo of pieceMemos.values()) memo.clear();
 }

@@ -158,17 +158,8 @@ export const o200kPieceEnd: PieceEnd = (text, start) => {
     if (end >= 0) return end;
   }
   if (classes & NUMBER) return numberEnd(text, afterFirst);
-  const symbolsStart = first === SPACE_BAR ? afterFirst : start;
-  if (symbolsStart < text.length && isOther(classesOf(codePointAt(text, symbolsStart)))) {
-    let end = otherRunEnd(text, symbolsStart);
-    while (end < text.length) {
-      const unit = text.charCodeAt(end);
-      if (unit !== CR && unit !== LF && unit !== SLASH) break;
-      end++;
-    }
-    return end;
-  }
-  return whitespacePieceEnd(text, start, true);
+  const symbols = symbolsPieceEnd(text, start, afterFirst, true);
+  return symbols >= 0 ? symbols : whitespacePieceEnd(text, start, true);
 };
 
 /** `\p{N}{1,3}`: the end of up to two more digits after the first (which ends at `index`). */
@@ -179,6 +170,22 @@ function numberEnd(text: string, index: number): number {
     index += widthOf(next);
   }
   return index;
+}
+
+/**
+ * ` ?[^\s\p{L}\p{N}]+` and the line breaks after it (`[\r\n/]*` for o200k, `[\r\n]*` for cl100k), or -1.
+ * The optional space is tried first; without it the piece would start with that space, which is whitespace.
+ */
+function symbolsPieceEnd(text: string, start: number, afterFirst: number, slash: boolean): number {
+  const symbolsStart = text.charCodeAt(start) === SPACE_BAR ? afterFirst : start;
+  if (symbolsStart >= text.length || !isOther(classesOf(codePointAt(text, symbolsStart)))) return -1;
+  let end = otherRunEnd(text, symbolsStart);
+  while (end < text.length) {
+    const unit = text.charCodeAt(end);
+    if (unit !== CR && unit !== LF && !(slash && unit === SLASH)) break;
+    end++;
+  }
+  return end;
 }
 
 /** The end of the run from `index` of [^\s\p{L}\p{N}]. */
@@ -221,15 +228,6 @@ export const cl100kPieceEnd: PieceEnd = (text, start) => {
     return runEnd(text, afterFirst, LETTER);
   if (classes & LETTER) return runEnd(text, afterFirst, LETTER);
   if (classes & NUMBER) return numberEnd(text, afterFirst);
-  const symbolsStart = first === SPACE_BAR ? afterFirst : start;
-  if (symbolsStart < text.length && isOther(classesOf(codePointAt(text, symbolsStart)))) {
-    let end = otherRunEnd(text, symbolsStart);
-    while (end < text.length) {
-      const unit = text.charCodeAt(end);
-      if (unit !== CR && unit !== LF) break;
-      end++;
-    }
-    return end;
-  }
-  return whitespacePieceEnd(text, start, false);
+  const symbols = symbolsPieceEnd(text, start, afterFirst, false);
+  return symbols >= 0 ? symbols : whitespacePieceEnd(text, start, false);
 };

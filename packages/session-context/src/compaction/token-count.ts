@@ -1,6 +1,7 @@
 import type { ChatMessage } from "../providers/types.js";
 import { cl100kPieceEnd, o200kPieceEnd, type PieceEnd } from "./bpe-pieces.js";
 import type { PersistedTokenCounts } from "./persisted-token-counts.js";
+import { PieceCounts } from "./piece-counts.js";
 
 /**
  * Token counts of model requests, from OpenAI's own BPE vocabularies through
@@ -23,9 +24,6 @@ export const TOKENS_PER_REQUEST = 3;
 
 /** Texts whose counts are remembered per vocabulary; beyond this the cache starts over. */
 const MAX_CACHED_TEXTS = 50_000;
-/** Pieces (words, numbers, runs of symbols or spaces) whose counts are remembered per vocabulary. */
-const MAX_CACHED_PIECES = 200_000;
-
 const PIECE_ENDS: Record<TokenizerName, PieceEnd> = { o200k_base: o200kPieceEnd, cl100k_base: cl100kPieceEnd };
 
 interface Tokenizer {
@@ -34,8 +32,8 @@ interface Tokenizer {
 
 /** Counts this process knows per vocabulary, whether it counted them or read them from a session's persisted counts. */
 const memos = new Map<TokenizerName, Map<string, number>>();
-/** The counts of the pieces this process merged, per vocabulary. */
-const pieceMemos = new Map<TokenizerName, Map<string, number>>();
+/** The counts of the pieces (words, numbers, runs of symbols or spaces) this process merged, per vocabulary. */
+const pieceMemos = new Map<TokenizerName, PieceCounts>();
 
 function memoOf(name: TokenizerName): Map<string, number> {
   let memo = memos.get(name);
@@ -63,21 +61,13 @@ export function loadTokenizer(name: TokenizerName): Promise<Tokenizer> {
   if (!promise) {
     promise = importEncoding(name).then((encoding) => {
       const cache = memoOf(name);
-      const pieces = new Map<string, number>();
+      const pieces = new PieceCounts();
       pieceMemos.set(name, pieces);
       const pieceEnd = PIECE_ENDS[name];
       // Text that happens to spell a special token (`<|endoftext|>`) is counted as ordinary text.
       const options = { disallowedSpecial: new Set<string>() };
       // A piece split out of a text is split into itself again, so the library's count of it is its BPE count.
-      const countPiece = (piece: string): number => {
-        let tokens = pieces.get(piece);
-        if (tokens === undefined) {
-          tokens = encoding.countTokens(piece, options);
-          if (pieces.size >= MAX_CACHED_PIECES) pieces.clear();
-          pieces.set(piece, tokens);
-        }
-        return tokens;
-      };
+      const countPiece = (piece: string): number => encoding.countTokens(piece, options);
       const tokenizer: Tokenizer = {
         count(text) {
           let tokens = cache.get(text);
@@ -85,7 +75,7 @@ export function loadTokenizer(name: TokenizerName): Promise<Tokenizer> {
             tokens = 0;
             for (let start = 0; start < text.length; ) {
               const end = pieceEnd(text, start);
-              tokens += countPiece(text.slice(start, end));
+              tokens += pieces.count(text, start, end, countPiece);
               start = end;
             }
             remember(cache, text, tokens);

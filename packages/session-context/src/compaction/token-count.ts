@@ -1,7 +1,7 @@
 import type { ChatMessage } from "../providers/types.js";
-import { cl100kPieceEnd, o200kPieceEnd, type PieceEnd } from "./bpe-pieces.js";
+import type { PieceEnd } from "./bpe-pieces.js";
 import type { PersistedTokenCounts } from "./persisted-token-counts.js";
-import { PieceCounts } from "./piece-counts.js";
+import type { PieceCounts } from "./piece-counts.js";
 
 /**
  * Token counts of model requests, from OpenAI's own BPE vocabularies through
@@ -24,8 +24,6 @@ export const TOKENS_PER_REQUEST = 3;
 
 /** Texts whose counts are remembered per vocabulary; beyond this the cache starts over. */
 const MAX_CACHED_TEXTS = 50_000;
-const PIECE_ENDS: Record<TokenizerName, PieceEnd> = { o200k_base: o200kPieceEnd, cl100k_base: cl100kPieceEnd };
-
 interface Tokenizer {
   count(text: string): number;
 }
@@ -59,11 +57,10 @@ export function tokenizerFor(model: string): TokenizerName {
 export function loadTokenizer(name: TokenizerName): Promise<Tokenizer> {
   let promise = loaded.get(name);
   if (!promise) {
-    promise = importEncoding(name).then((encoding) => {
+    promise = importEncoding(name).then(({ encoding, pieceEnd, PieceCounts }) => {
       const cache = memoOf(name);
       const pieces = new PieceCounts();
       pieceMemos.set(name, pieces);
-      const pieceEnd = PIECE_ENDS[name];
       // Text that happens to spell a special token (`<|endoftext|>`) is counted as ordinary text.
       const options = { disallowedSpecial: new Set<string>() };
       // A piece split out of a text is split into itself again, so the library's count of it is its BPE count.
@@ -91,12 +88,18 @@ export function loadTokenizer(name: TokenizerName): Promise<Tokenizer> {
   return promise;
 }
 
-async function importEncoding(
-  name: TokenizerName,
-): Promise<{ countTokens(text: string, options: { disallowedSpecial: Set<string> }): number }> {
-  return name === "cl100k_base"
-    ? import("gpt-tokenizer/encoding/cl100k_base")
-    : import("gpt-tokenizer/encoding/o200k_base");
+/** The vocabulary, our scanner of its pieces and the table of their counts: imported with it, so importing the package stays cheap. */
+async function importEncoding(name: TokenizerName): Promise<{
+  encoding: { countTokens(text: string, options: { disallowedSpecial: Set<string> }): number };
+  pieceEnd: PieceEnd;
+  PieceCounts: typeof PieceCounts;
+}> {
+  const [encoding, pieces, { PieceCounts }] = await Promise.all([
+    name === "cl100k_base" ? import("gpt-tokenizer/encoding/cl100k_base") : import("gpt-tokenizer/encoding/o200k_base"),
+    import("./bpe-pieces.js"),
+    import("./piece-counts.js"),
+  ]);
+  return { encoding, pieceEnd: name === "cl100k_base" ? pieces.cl100kPieceEnd : pieces.o200kPieceEnd, PieceCounts };
 }
 
 /** The tokens of a chat request's messages, with OpenAI's per-message framing. */

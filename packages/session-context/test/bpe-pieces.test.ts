@@ -7,6 +7,8 @@ import { cl100kPieceEnd, o200kPieceEnd, type PieceEnd } from "../src/compaction/
 import {
   countChatTokens,
   forgetTokenCounts,
+  loadTokenizer,
+  mergesPiecesDirectly,
   TOKENS_PER_MESSAGE,
   TOKENS_PER_REQUEST,
 } from "../src/compaction/token-count.js";
@@ -84,7 +86,12 @@ const vocabularies = [
 
 const asOrdinaryText = { disallowedSpecial: new Set<string>() };
 
-describe.each(vocabularies)("$name pieces", ({ pieceEnd, pattern, model, count }) => {
+describe.each(vocabularies)("$name pieces", ({ name, pieceEnd, pattern, model, count }) => {
+  it("merges a new piece through gpt-tokenizer's own per-piece step (its internals: an upgrade that moved them fails here)", async () => {
+    await loadTokenizer(name);
+    expect(mergesPiecesDirectly(name)).toBe(true);
+  });
+
   it("splits the corpus exactly as the vocabulary's pattern does", () => {
     for (const text of CORPUS)
       expect(piecesOf(text, pieceEnd), JSON.stringify(text)).toEqual(patternPieces(text, pattern));

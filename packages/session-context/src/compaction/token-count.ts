@@ -26,6 +26,8 @@ export const TOKENS_PER_REQUEST = 3;
 const MAX_CACHED_TEXTS = 50_000;
 interface Tokenizer {
   count(text: string): number;
+  /** Whether a new piece is merged by the library's BPE directly (false: through its public countTokens). */
+  mergesPiecesDirectly: boolean;
 }
 
 /** Counts this process knows per vocabulary, whether it counted them or read them from a session's persisted counts. */
@@ -61,11 +63,9 @@ export function loadTokenizer(name: TokenizerName): Promise<Tokenizer> {
       const cache = memoOf(name);
       const pieces = new PieceCounts();
       pieceMemos.set(name, pieces);
-      // Text that happens to spell a special token (`<|endoftext|>`) is counted as ordinary text.
-      const options = { disallowedSpecial: new Set<string>() };
-      // A piece split out of a text is split into itself again, so the library's count of it is its BPE count.
-      const countPiece = (piece: string): number => encoding.countTokens(piece, options);
+      const { countPiece, direct } = pieceCounter(encoding);
       const tokenizer: Tokenizer = {
+        mergesPiecesDirectly: direct,
         count(text) {
           let tokens = cache.get(text);
           if (tokens === undefined) {
@@ -88,9 +88,42 @@ export function loadTokenizer(name: TokenizerName): Promise<Tokenizer> {
   return promise;
 }
 
+/**
+ * How a new piece is counted: by the library's own step for one piece of its split (the rank of a piece in
+ * the vocabulary, else its byte-pair merge), which skips its split pattern, the slow part of a first count;
+ * else, if a later version moved those (a test says so), by its public countTokens of the piece alone, which
+ * splits a piece into itself again and so counts it exactly too.
+ */
+function pieceCounter(encoding: Encoding): { countPiece: (piece: string) => number; direct: boolean } {
+  const core = (encoding.default as { bytePairEncodingCoreProcessor?: Partial<PieceMerger> } | undefined)
+    ?.bytePairEncodingCoreProcessor;
+  if (typeof core?.getBpeRankFromString === "function" && typeof core.bytePairEncode === "function") {
+    const merger = core as PieceMerger;
+    return {
+      countPiece: (piece) =>
+        merger.getBpeRankFromString(piece) !== undefined ? 1 : merger.bytePairEncode(piece).length,
+      direct: true,
+    };
+  }
+  // Text that happens to spell a special token (`<|endoftext|>`) is counted as ordinary text.
+  const options = { disallowedSpecial: new Set<string>() };
+  return { countPiece: (piece) => encoding.countTokens(piece, options), direct: false };
+}
+
+/** What gpt-tokenizer 4 does with one piece of its split (`BytePairEncodingCore.countNative`). */
+interface PieceMerger {
+  getBpeRankFromString(piece: string): number | undefined;
+  bytePairEncode(piece: string): number[];
+}
+
+interface Encoding {
+  countTokens(text: string, options: { disallowedSpecial: Set<string> }): number;
+  default?: unknown;
+}
+
 /** The vocabulary, our scanner of its pieces and the table of their counts: imported with it, so importing the package stays cheap. */
 async function importEncoding(name: TokenizerName): Promise<{
-  encoding: { countTokens(text: string, options: { disallowedSpecial: Set<string> }): number };
+  encoding: Encoding;
   pieceEnd: PieceEnd;
   PieceCounts: typeof PieceCounts;
 }> {
@@ -160,6 +193,11 @@ export function tokenUpperBound(messages: readonly ChatMessage[]): number {
   let total = TOKENS_PER_REQUEST;
   for (const message of messages) total += TOKENS_PER_MESSAGE + Buffer.byteLength(message.content, "utf8");
   return total;
+}
+
+/** Whether a loaded vocabulary merges new pieces through the library's own per-piece step (null: not loaded). */
+export function mergesPiecesDirectly(name: TokenizerName): boolean | null {
+  return ready.get(name)?.mergesPiecesDirectly ?? null;
 }
 
 /** Forgets every count this process knows, as a fresh process starts (tests and benchmarks of the cold path). */

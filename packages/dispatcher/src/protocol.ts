@@ -398,6 +398,8 @@ export interface CompactionFrame {
   tokens_before?: number;
   tokens_after?: number;
   error?: string;
+  /** The event in a sentence, worded by the core (`describeCompaction`), as the CLI prints it. */
+  text: string;
 }
 
 /** Answer to `compact`: the summary written (null when there was nothing to summarise). */

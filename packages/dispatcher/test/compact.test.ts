@@ -5,6 +5,14 @@ import { asFrame, closeAll, startDispatcher } from "./helpers.js";
 
 afterEach(closeAll);
 
+/** The web page's note for a compaction frame (web/summary-block.js, loaded as the page loads it). */
+async function pageNote(frame: unknown): Promise<string> {
+  const page = (await import(new URL("../web/summary-block.js", import.meta.url).href)) as {
+    compactionNote(frame: unknown): string;
+  };
+  return page.compactionNote(frame);
+}
+
 describe("compact: a session compacted from the web", () => {
   it("streams the compaction to the session's clients, answers compacted, and the next chat reads the summary", async () => {
     const { runtime, provider } = scriptedRuntime([
@@ -46,6 +54,10 @@ describe("compact: a session compacted from the web", () => {
     expect(summaryNode.output).toBe("[Previous conversation summary]\nThe user listed four observations.");
     const finished = frames.find((frame) => frame.type === "compaction" && frame.phase === "finished");
     expect(finished).toMatchObject({ reason: "manual", summary_id: compacted.summary_id });
+    // One wording: the core's sentence (the CLI's stderr line) is the frame's text and the page's note.
+    const sentence = `compacted session web_compact: summary ${compacted.summary_id} stands for ${compacted.covered} earlier nodes, ${compacted.kept} kept verbatim (${compacted.tokens_before} -> ${compacted.tokens_after} tokens)`;
+    expect(finished).toMatchObject({ text: sentence });
+    expect(await pageNote(finished)).toBe(sentence);
     expect(compacted.covered).toBe((summaryNode.metadata.covers_ids as string[]).length);
     expect(provider.requests[4]?.request.messages[0]).toEqual({ role: "system", content: SUMMARIZE_CONVERSATION_DOC });
 
@@ -90,5 +102,9 @@ describe("compact: a session compacted from the web", () => {
     const finished = asFrame(frames[1] as (typeof frames)[number], "compaction");
     expect(finished.reason).toBe("auto");
     expect(finished.summary_id).toMatch(/^summary_[0-9a-f]{10}$/);
+    expect(await pageNote(frames[0])).toBe("compacting session web_auto (the conversation neared the model's window)…");
+    expect(await pageNote(finished)).toMatch(
+      /^compacted session web_auto \(the conversation neared the model's window\): summary summary_[0-9a-f]{10} stands for \d+ earlier nodes, \d+ kept verbatim \(\d+ -> \d+ tokens\)$/,
+    );
   });
 });

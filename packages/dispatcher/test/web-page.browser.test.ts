@@ -486,7 +486,7 @@ describe("compaction on the page (issue 16)", () => {
     await page.screenshot({ path: join(artifactsDir(), "compaction-summary-block.png") });
 
     await page.locator("#compact-session").click();
-    await page.locator("#session-note", { hasText: "a summary now stands for 8 earlier messages" }).waitFor(UI_WAIT);
+    await page.locator("#session-note", { hasText: "stands for 8 earlier nodes" }).waitFor(UI_WAIT);
     await messages
       .locator(":scope > li.summary summary", { hasText: "Summary of 8 earlier messages" })
       .waitFor(UI_WAIT);

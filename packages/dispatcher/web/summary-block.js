@@ -75,16 +75,7 @@ export function addCompactButton(anchor, onClick) {
   return button;
 }
 
-/** What a `compaction` frame says, in a line. */
+/** What a `compaction` frame says, in a line: its `text`, worded by the core as the CLI words it. */
 export function compactionNote(frame) {
-  const why =
-    frame.reason === "auto"
-      ? " (the conversation neared the model's window)"
-      : frame.reason === "overflow"
-        ? " (the model refused the request as too long)"
-        : "";
-  if (frame.phase === "started") return `Compacting${why}…`;
-  if (frame.phase === "failed") return `Compaction failed: ${frame.error ?? "unknown error"}`;
-  if (!frame.summary_id) return "Nothing to compact: the history is already the most recent turns.";
-  return `Compacted${why}: a summary now stands for ${frame.covered} earlier messages; ${frame.kept} kept as they were.`;
+  return frame.text;
 }

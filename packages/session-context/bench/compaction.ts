@@ -2,21 +2,25 @@
 // 100k-token history with the model's tokenizer, each beside a same-run baseline.
 import { iterations, median, report, sample } from "@openprogram/bench-kit";
 import { countTokens } from "gpt-tokenizer/encoding/o200k_base";
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { PersistedTokenCounts } from "../src/compaction/persisted-token-counts.js";
 import {
   countChatTokens,
   countChatTokensPersisted,
   forgetTokenCounts,
+  TOKENS_PER_MESSAGE,
+  TOKENS_PER_REQUEST,
   tokenUpperBound,
 } from "../src/compaction/token-count.js";
 import { usageBound } from "../src/compaction/usage-estimate.js";
-import type { ChatMessage } from "../src/providers/types.js";
 import { renderPrompt } from "../src/runtime/render-prompt.js";
 import { walkBranch } from "../src/store/session-db.js";
 import type { SessionNode } from "../src/store/types.js";
+import { tokenHistory } from "./token-history.js";
 
 const PACKAGE = "@openprogram/session-context";
 const NODES = 10_000;
@@ -24,6 +28,7 @@ const NODES = 10_000;
 export async function benchCompaction(): Promise<void> {
   benchRendering();
   await benchTokenCounting();
+  benchFirstCountOfAProcess();
 }
 
 /** 10,000 conversation nodes (user/llm pairs) and a summary covering the first 9,000. */
@@ -124,39 +129,15 @@ function benchRendering(): void {
   });
 }
 
-/** About 100,000 tokens of varied conversation text; `salt` makes every text new (no cache hit). */
-function history(salt: number): ChatMessage[] {
-  const words = [
-    "tide",
-    "pool",
-    "anemone",
-    "crab",
-    "kelp",
-    "observation",
-    "salinity",
-    "η=0.4",
-    "東京",
-    '{"n": 3}',
-    "→",
-  ];
-  const messages: ChatMessage[] = [];
-  for (let index = 0; index < 1_000; index++) {
-    let text = `Round ${salt}, message ${index}:`;
-    for (let word = 0; word < 30; word++) text += ` ${words[(index * 7 + word * 3 + salt) % words.length]}${word % 9}`;
-    messages.push({ role: index % 2 === 0 ? "user" : "assistant", content: text });
-  }
-  return messages;
-}
-
 async function benchTokenCounting(): Promise<void> {
-  await countChatTokens(history(-1), "gpt-4o"); // loads the vocabulary once, as the first long request of a process does
+  await countChatTokens(tokenHistory(-1), "gpt-4o"); // loads the vocabulary once, as the first long request of a process does
   const rounds = iterations(15);
   const cold: number[] = [];
   const library: number[] = [];
   let tokens = 0;
   for (let round = 0; round < rounds; round++) {
-    const fresh = history(round);
-    const again = history(round + 10_000);
+    const fresh = tokenHistory(round);
+    const again = tokenHistory(round + 10_000);
     let started = performance.now();
     tokens = await countChatTokens(fresh, "gpt-4o");
     cold.push(performance.now() - started);
@@ -171,7 +152,7 @@ async function benchTokenCounting(): Promise<void> {
     const dir = join(stateRoot, `s${round}`);
     const open = (vocabulary: "o200k_base" | "cl100k_base"): PersistedTokenCounts =>
       PersistedTokenCounts.open(dir, vocabulary);
-    const earlier = history(round + 20_000);
+    const earlier = tokenHistory(round + 20_000);
     await countChatTokensPersisted(earlier, "gpt-4o", open);
     forgetTokenCounts();
     const started = performance.now();
@@ -180,7 +161,7 @@ async function benchTokenCounting(): Promise<void> {
     if (counted !== (await countChatTokens(earlier, "gpt-4o"))) throw new Error("persisted counts disagree");
   }
   rmSync(stateRoot, { recursive: true, force: true });
-  const messages = history(0);
+  const messages = tokenHistory(0);
   const warm = await sample(() => countChatTokens(messages, "gpt-4o"), { iterations: iterations(50), warmup: 3 });
   const bound = await sample(() => tokenUpperBound(messages), { iterations: iterations(50), warmup: 3 });
   // The same history as a session whose last reply recorded the provider's usage: the decision before the next turn.
@@ -257,4 +238,69 @@ async function benchTokenCounting(): Promise<void> {
     baselineLabel: label,
     samples: bound.length,
   });
+}
+
+/**
+ * What a fresh process pays for its first count of a long history, in two parts: loading the o200k
+ * vocabulary (once per process; the 30 ms target is for the count) and the count itself with nothing
+ * counted before, not even a piece (no text, piece or merge cached). Each sample is a process of its
+ * own, ours and gpt-tokenizer's alone alternating; then the same over prose of made-up words, where most
+ * pieces are new (`variedHistory`).
+ */
+function benchFirstCountOfAProcess(): void {
+  const script = fileURLToPath(new URL("./token-count-process.ts", import.meta.url));
+  const run = (which: "ours" | "library", corpus: "bench" | "varied") =>
+    JSON.parse(execFileSync(process.execPath, ["--import", "tsx", script, which, corpus], { encoding: "utf8" })) as {
+      load: number;
+      count: number;
+      tokens: number;
+    };
+  const samples = {
+    bench: { ours: [] as Sampled[], library: [] as Sampled[] },
+    varied: { ours: [] as Sampled[], library: [] as Sampled[] },
+  };
+  const rounds = iterations(7);
+  for (let round = 0; round < rounds; round++)
+    for (const corpus of ["bench", "varied"] as const) {
+      const mine = run("ours", corpus);
+      const theirs = run("library", corpus);
+      if (mine.tokens - TOKENS_PER_REQUEST - TOKENS_PER_MESSAGE * 1_000 !== theirs.tokens)
+        throw new Error(`the first counts disagree: ${mine.tokens} against ${theirs.tokens}`);
+      samples[corpus].ours.push({ ...mine, tokens: theirs.tokens });
+      samples[corpus].library.push(theirs);
+    }
+  for (const corpus of ["bench", "varied"] as const) {
+    const { ours, library } = samples[corpus];
+    const count = median(ours.map((sampled) => sampled.count));
+    const tokens = Math.round((ours[0]?.tokens ?? 0) / 1000);
+    report({
+      package: PACKAGE,
+      metric:
+        corpus === "bench"
+          ? `the first count of a new 1,000-message (${tokens}k-token) history in a fresh process, vocabulary loaded, nothing counted yet (no text, piece or merge cached)`
+          : `the same over ${tokens}k tokens of prose of 18,000 made-up words (most pieces new to the process)`,
+      unit: "ms",
+      median: count,
+      baseline: median(library.map((sampled) => sampled.count)),
+      baselineLabel: "gpt-tokenizer's countTokens over the same texts, first count of its own fresh process",
+      target: "<= 30 ms",
+      met: count <= 30,
+      samples: rounds,
+    });
+  }
+  report({
+    package: PACKAGE,
+    metric: "not counted above: loading the o200k vocabulary, once per process (the module and its rank map)",
+    unit: "ms",
+    median: median(samples.bench.ours.map((sampled) => sampled.load)),
+    baseline: median(samples.bench.library.map((sampled) => sampled.load)),
+    baselineLabel: "importing gpt-tokenizer's o200k_base alone, in its own fresh process",
+    samples: rounds,
+  });
+}
+
+interface Sampled {
+  load: number;
+  count: number;
+  tokens: number;
 }

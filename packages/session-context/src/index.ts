@@ -260,6 +260,7 @@ export {
   SUMMARY_OUTPUT_PREFIX,
 } from "./compaction/summary-node.js";
 export { compactionRecord, type CompactionRecord } from "./compaction/compaction-record.js";
+export { describeCompaction } from "./compaction/compaction-wording.js";
 export { branchTipRecord, type BranchTipRecord } from "./branches/branch-tip-record.js";
 
 // Carrying a turn across a process boundary (the process runner uses these)

@@ -4,11 +4,8 @@
 // requests to the model; and Python OpenProgram reads the session back with
 // the same branches, head and rendered branch (python/read_branches.py: with
 // OPENPROGRAM_PYTHON_SRC, Python OpenProgram's own store; else its rules).
-import { execFileSync } from "node:child_process";
-import { cpSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { runCli } from "@openprogram/cli/testing";
 import { createDispatcher } from "@openprogram/dispatcher";
 import { TestClient } from "@openprogram/dispatcher/testing";
@@ -21,11 +18,10 @@ import {
   sessionContext,
   type SessionNode,
 } from "@openprogram/session-context";
-import { removeTree } from "@openprogram/session-context/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "./entries.js";
+import { hasPython, readBranchesWithPython } from "./python-sessions.js";
 
-const READER = fileURLToPath(new URL("../python/read_branches.py", import.meta.url));
 const SESSION = "branch_parity";
 type Entry = "in-process" | "cli" | "dispatcher";
 
@@ -138,36 +134,6 @@ async function summary(space: Workspace): Promise<Record<string, unknown>> {
   };
 }
 
-/** Python's reading of a copy of the store (its store writes its index when it opens one). */
-function readWithPython(root: string): {
-  reader: string;
-  head_id: string;
-  branch: string[];
-  tips: Array<[string, string | null]>;
-  listed: string[];
-  listed_all: string[];
-  branches_meta: Record<string, Record<string, unknown>>;
-} {
-  const copy = join(mkdtempSync(join(tmpdir(), "openprogram-python-read-")), "sessions");
-  cpSync(root, copy, { recursive: true });
-  try {
-    return JSON.parse(
-      execFileSync("python3", [READER, copy, SESSION], { encoding: "utf8", env: { ...process.env, HOME: copy } }),
-    ) as ReturnType<typeof readWithPython>;
-  } finally {
-    removeTree(join(copy, ".."));
-  }
-}
-
-function hasPython(): boolean {
-  try {
-    execFileSync("python3", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 describe("branches through every entry", () => {
   it("code, the CLI and the web frames give the same DAG, head, names and model requests", async () => {
     const results: Record<string, Record<string, unknown>> = {};
@@ -196,12 +162,12 @@ describe("branches through every entry", () => {
     expect(results.dispatcher).toEqual(reference);
   });
 
-  it.runIf(hasPython())(
+  it.runIf(hasPython)(
     "Python OpenProgram reads the session back: same tips, names, head and branch; archived hidden",
     async () => {
       const space = await workspace();
       await runScenario("in-process", space);
-      const python = readWithPython(space.root);
+      const python = readBranchesWithPython(space.root, SESSION);
       const tips = await listBranches(SESSION, { db: space.db });
       const meta = await space.db.readMeta(SESSION);
       expect(python.head_id).toBe(meta.head_id);

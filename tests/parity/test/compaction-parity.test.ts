@@ -1,33 +1,26 @@
 // Compaction through every entry gives the same DAG, and Python reads what we wrote with the same
 // rendered history. Each entry compacts its own copy of Python's compacted_shared (a session Python
 // already compacted once), so it is also a re-compaction of Python's summary.
-import { execFileSync } from "node:child_process";
 import { cpSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { runCli } from "@openprogram/cli/testing";
 import { createDispatcher } from "@openprogram/dispatcher";
 import { TestClient } from "@openprogram/dispatcher/testing";
 import {
   chat,
   compactSession,
-  createRuntime,
   SessionDB,
   sessionContext,
   SUMMARIZE_CONVERSATION_DOC,
-  type Runtime,
   type SessionNode,
 } from "@openprogram/session-context";
 import { removeTree, startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parityEnv, parityRuntime } from "./entries.js";
+import { hasPython, renderCompactedWithPython, summarisingModel, unpackPythonSessions } from "./python-sessions.js";
 
-const FIXTURE = fileURLToPath(
-  new URL("../../../packages/session-context/test/fixtures/python-openprogram-sessions-v2.tar.gz", import.meta.url),
-);
-const RENDER = fileURLToPath(new URL("../python/render_compacted.py", import.meta.url));
 const SESSION = "compacted_shared";
-const MODEL = "parity-model";
 const KEEP = "30";
 
 type Entry = "code" | "cli" | "web";
@@ -38,16 +31,17 @@ let base: string;
 const roots = new Map<Entry, string>();
 
 beforeAll(async () => {
-  server = await startFakeOpenAIServer((request) =>
-    request.json.messages?.[0]?.content === SUMMARIZE_CONVERSATION_DOC
-      ? "The user drafted notes for chapters one to four."
-      : "Notes for chapter six: point A, point B.",
+  server = await startFakeOpenAIServer(
+    summarisingModel(
+      "The user drafted notes for chapters one to four.",
+      () => "Notes for chapter six: point A, point B.",
+    ),
   );
   base = mkdtempSync(join(tmpdir(), "openprogram-compaction-parity-"));
-  execFileSync("tar", ["xzf", FIXTURE, "-C", base]);
+  const python = unpackPythonSessions(base);
   for (const entry of ENTRIES) {
     const home = join(base, entry);
-    cpSync(join(base, "sessions"), join(home, "sessions"), { recursive: true });
+    cpSync(python, join(home, "sessions"), { recursive: true });
     roots.set(entry, join(home, "sessions"));
   }
   await Promise.all(ENTRIES.map((entry) => compactThrough(entry)));
@@ -58,36 +52,17 @@ afterAll(async () => {
   if (base) removeTree(base);
 });
 
-function runtime(): Runtime {
-  return createRuntime({
-    provider: "openai",
-    baseUrl: server.baseUrl,
-    apiKey: "test",
-    model: MODEL,
-    maxRetries: 0,
-  }) as Runtime;
-}
-
 async function compactThrough(entry: Entry): Promise<void> {
   const root = roots.get(entry) as string;
   const db = new SessionDB({ root });
   switch (entry) {
     case "code":
-      await compactSession(SESSION, { db, runtime: runtime(), keepRecentTokens: Number(KEEP) });
+      await compactSession(SESSION, { db, runtime: parityRuntime(server.baseUrl), keepRecentTokens: Number(KEEP) });
       return;
     case "cli": {
       const home = join(root, "..");
       const result = await runCli(["sessions", "compact", SESSION, "--keep-recent-tokens", KEEP, "--json"], {
-        env: {
-          PATH: process.env.PATH ?? "/usr/bin:/bin",
-          HOME: home,
-          LANG: "C.UTF-8",
-          OPENPROGRAM_HOME: home,
-          OPENPROGRAM_PROVIDER: "openai",
-          OPENAI_BASE_URL: server.baseUrl,
-          OPENPROGRAM_MODEL: MODEL,
-          OPENPROGRAM_MAX_RETRIES: "0",
-        },
+        env: parityEnv(home, server.baseUrl),
       });
       if (result.code !== 0) throw new Error(`sessions compact exited ${result.code}:\n${result.stderr}`);
       expect(result.stderr).toMatch(
@@ -96,7 +71,7 @@ async function compactThrough(entry: Entry): Promise<void> {
       return;
     }
     case "web": {
-      const dispatcher = await createDispatcher({ db, runtime: runtime(), port: 0 });
+      const dispatcher = await createDispatcher({ db, runtime: parityRuntime(server.baseUrl), port: 0 });
       try {
         const client = await TestClient.connect(dispatcher.wsUrl);
         client.send({ type: "compact", session_id: SESSION, keep_recent_tokens: Number(KEEP) });
@@ -130,21 +105,6 @@ async function shape(entry: Entry): Promise<unknown> {
   };
 }
 
-function readWithPython(root: string, head?: string): { active: string; rendered: string[] } {
-  return JSON.parse(
-    execFileSync("python3", [RENDER, root, SESSION, ...(head ? [head] : [])], { encoding: "utf8" }),
-  ) as { active: string; rendered: string[] };
-}
-
-const hasPython = (() => {
-  try {
-    execFileSync("python3", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
 describe("compaction through code, the CLI and the web", () => {
   it("gives the same DAG from every entry: one summary covering Python's and two more turns, head unmoved", async () => {
     const reference = await shape("code");
@@ -176,14 +136,16 @@ describe("compaction through code, the CLI and the web", () => {
       const root = roots.get("code") as string;
       const db = new SessionDB({ root });
       const meta = await db.readMeta(SESSION);
-      const python = readWithPython(root);
+      const python = renderCompactedWithPython(root, SESSION);
       expect(python.active).toBe(meta._last_summary_id);
       expect(python.rendered).toEqual([meta._last_summary_id, "u4sha", "a4sha"]);
       // Continue the session from TypeScript: the reply read what Python renders, and Python renders it next.
-      await sessionContext({ sessionId: SESSION, db, runtime: runtime() }, () => chat("Draft notes for chapter six"));
+      await sessionContext({ sessionId: SESSION, db, runtime: parityRuntime(server.baseUrl) }, () =>
+        chat("Draft notes for chapter six"),
+      );
       const nodes = await db.loadNodes(SESSION);
       const reply = nodes.at(-1) as SessionNode;
-      expect(readWithPython(root).rendered).toEqual([...reply.reads, reply.id]);
+      expect(renderCompactedWithPython(root, SESSION).rendered).toEqual([...reply.reads, reply.id]);
       expect(reply.reads.slice(0, 3)).toEqual(python.rendered);
     },
   );

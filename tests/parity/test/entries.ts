@@ -93,32 +93,36 @@ export interface Workspace {
   cleanup(): Promise<void>;
 }
 
+/** The runtime every in-process entry uses: the loopback model at `baseUrl`, no retries. */
+export function parityRuntime(baseUrl: string): Runtime {
+  return createRuntime({ provider: "openai", baseUrl, model: MODEL, maxRetries: 0 }) as Runtime;
+}
+
+/** The environment that points a CLI or child process at the store under `home` and the model at `baseUrl`. */
+export function parityEnv(home: string, baseUrl: string): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: home,
+    LANG: "C.UTF-8",
+    OPENPROGRAM_HOME: home,
+    OPENPROGRAM_PROVIDER: "openai",
+    OPENAI_BASE_URL: baseUrl,
+    OPENPROGRAM_MODEL: MODEL,
+    OPENPROGRAM_MAX_RETRIES: "0",
+  };
+}
+
 export async function createWorkspace(handler: FakeReplyHandler): Promise<Workspace> {
   const home = mkdtempSync(join(tmpdir(), "openprogram-parity-"));
   const root = join(home, "sessions");
   const server = await startFakeOpenAIServer(handler);
-  const runtime = createRuntime({
-    provider: "openai",
-    baseUrl: server.baseUrl,
-    model: MODEL,
-    maxRetries: 0,
-  }) as Runtime;
   return {
     home,
     root,
     db: new SessionDB({ root }),
     server,
-    runtime,
-    env: {
-      PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: home,
-      LANG: "C.UTF-8",
-      OPENPROGRAM_HOME: home,
-      OPENPROGRAM_PROVIDER: "openai",
-      OPENAI_BASE_URL: server.baseUrl,
-      OPENPROGRAM_MODEL: MODEL,
-      OPENPROGRAM_MAX_RETRIES: "0",
-    },
+    runtime: parityRuntime(server.baseUrl),
+    env: parityEnv(home, server.baseUrl),
     cleanup: async () => {
       await server.close();
       removeTree(home);

@@ -3,34 +3,32 @@
 // sessions, leave the same files (ids minted at random and times aside, except a summary's,
 // which Python dates), and the session's next turn sends the model the same prompt.
 // Python's rules read the result back (python/render_compacted.py, python/read_branches.py).
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runInChild } from "@openprogram/process-runner";
 import {
   chat,
-  createRuntime,
   isAgenticFunction,
   listBranches,
   SessionDB,
   sessionContext,
-  SUMMARIZE_CONVERSATION_DOC,
   type AgenticFunction,
-  type Runtime,
   type SessionNode,
 } from "@openprogram/session-context";
 import { removeTree, startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parityEnv, parityRuntime } from "./entries.js";
+import {
+  hasPython,
+  readBranchesWithPython,
+  renderCompactedWithPython,
+  summarisingModel,
+  unpackPythonSessions,
+} from "./python-sessions.js";
 
-const FIXTURE = fileURLToPath(
-  new URL("../../../packages/session-context/test/fixtures/python-openprogram-sessions-v2.tar.gz", import.meta.url),
-);
 const PROGRAM = fileURLToPath(new URL("../programs/long-session.mjs", import.meta.url));
-const RENDER = fileURLToPath(new URL("../python/render_compacted.py", import.meta.url));
-const READ_BRANCHES = fileURLToPath(new URL("../python/read_branches.py", import.meta.url));
-const MODEL = "parity-model";
 
 type Entry = "in-process" | "child-process";
 /** What one entry left behind. */
@@ -40,16 +38,16 @@ interface Seen {
   prompt: unknown;
   home: string;
 }
-const ENTRIES: Entry[] = ["in-process", "child-process"];
 
 let server: FakeOpenAIServer;
 let base: string;
 
 beforeAll(async () => {
-  server = await startFakeOpenAIServer((request) =>
-    request.json.messages?.[0]?.content === SUMMARIZE_CONVERSATION_DOC
-      ? "The user drafted notes for chapters one to five."
-      : `reply to ${String(request.json.messages?.at(-1)?.content ?? "")}`,
+  server = await startFakeOpenAIServer(
+    summarisingModel(
+      "The user drafted notes for chapters one to five.",
+      (request) => `reply to ${String(request.json.messages?.at(-1)?.content ?? "")}`,
+    ),
   );
   base = mkdtempSync(join(tmpdir(), "openprogram-long-session-child-"));
 });
@@ -62,30 +60,7 @@ afterAll(async () => {
 /** A fresh copy of Python's sessions for one entry; its home, store and the environment pointing a child at both. */
 function copyOfFixture(name: string): { home: string; db: SessionDB; env: Record<string, string> } {
   const home = join(base, name);
-  mkdirSync(home, { recursive: true });
-  execFileSync("tar", ["xzf", FIXTURE, "-C", home]);
-  return {
-    home,
-    db: new SessionDB({ root: join(home, "sessions") }),
-    env: {
-      OPENPROGRAM_HOME: home,
-      OPENPROGRAM_PROVIDER: "openai",
-      OPENAI_BASE_URL: server.baseUrl,
-      OPENAI_API_KEY: "test",
-      OPENPROGRAM_MODEL: MODEL,
-      OPENPROGRAM_MAX_RETRIES: "0",
-    },
-  };
-}
-
-function runtime(): Runtime {
-  return createRuntime({
-    provider: "openai",
-    baseUrl: server.baseUrl,
-    apiKey: "test",
-    model: MODEL,
-    maxRetries: 0,
-  }) as Runtime;
+  return { home, db: new SessionDB({ root: unpackPythonSessions(home) }), env: parityEnv(home, server.baseUrl) };
 }
 
 /** Runs one export of the program in `sessionId`, in this process or in a child (whose runtime comes from `env`). */
@@ -99,7 +74,7 @@ async function runProgram(
   if (entry === "in-process") {
     const fn = ((await import(PROGRAM)) as Record<string, unknown>)[exportName];
     if (!isAgenticFunction(fn)) throw new Error(`${exportName} is not agentic`);
-    return sessionContext({ db: space.db, runtime: runtime(), sessionId, source: "test" }, () =>
+    return sessionContext({ db: space.db, runtime: parityRuntime(server.baseUrl), sessionId, source: "test" }, () =>
       (fn as AgenticFunction<Record<string, unknown>, unknown>)(input),
     );
   }
@@ -148,37 +123,41 @@ async function files(db: SessionDB, sessionId: string): Promise<unknown> {
 
 /** The next chat turn's request, sent from this process after the entry is done. */
 async function nextPrompt(db: SessionDB, sessionId: string): Promise<unknown> {
-  await sessionContext({ db, runtime: runtime(), sessionId }, () => chat("And the next chapter?"));
+  await sessionContext({ db, runtime: parityRuntime(server.baseUrl), sessionId }, () => chat("And the next chapter?"));
   return server.requests.at(-1)?.json.messages;
 }
 
-const hasPython = (() => {
-  try {
-    execFileSync("python3", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
+/**
+ * Runs one export of the program on a fresh copy of Python's `sessionId` in this process and in a child:
+ * both must return the same, leave the same files and send the same next prompt. Returns what each left.
+ */
+async function inProcessAndChild(
+  sessionId: string,
+  exportName: string,
+  input: Record<string, unknown>,
+): Promise<{ reference: Seen; child: Seen }> {
+  const seen = new Map<Entry, Seen>();
+  for (const entry of ["in-process", "child-process"] as const) {
+    const space = copyOfFixture(`${exportName}-${entry}`);
+    const result = await runProgram(entry, space, sessionId, exportName, input);
+    seen.set(entry, {
+      result,
+      files: await files(space.db, sessionId),
+      prompt: await nextPrompt(space.db, sessionId),
+      home: space.home,
+    });
   }
-})();
+  const reference = seen.get("in-process") as Seen;
+  const child = seen.get("child-process") as Seen;
+  expect(child.result).toEqual(reference.result);
+  expect(child.files).toEqual(reference.files);
+  expect(child.prompt).toEqual(reference.prompt);
+  return { reference, child };
+}
 
 describe("compaction and branches through a child process", () => {
   it("compacting Python's compacted_shared from a program gives the same files and next prompt in a child", async () => {
-    const seen: Record<string, Seen> = {};
-    for (const entry of ENTRIES) {
-      const space = copyOfFixture(`compact-${entry}`);
-      const result = await runProgram(entry, space, "compacted_shared", "compactHere", { keep: 30 });
-      seen[entry] = {
-        result,
-        files: await files(space.db, "compacted_shared"),
-        prompt: await nextPrompt(space.db, "compacted_shared"),
-        home: space.home,
-      };
-    }
-    const reference = seen["in-process"] as Seen;
-    const child = seen["child-process"] as Seen;
-    expect(child.result).toEqual(reference.result);
-    expect(child.files).toEqual(reference.files);
-    expect(child.prompt).toEqual(reference.prompt);
+    const { reference, child } = await inProcessAndChild("compacted_shared", "compactHere", { keep: 30 });
     // What they agree on is Python's shape: a summary covering every real turn, dated 1 µs before Python's.
     const { nodes, summary, summaryText } = reference.files as {
       nodes: SessionNode[];
@@ -202,9 +181,7 @@ describe("compaction and branches through a child process", () => {
     });
     expect(prompt.at(-1)).toEqual({ role: "user", content: "And the next chapter?" });
     if (hasPython) {
-      const python = JSON.parse(
-        execFileSync("python3", [RENDER, join(child.home, "sessions"), "compacted_shared"], { encoding: "utf8" }),
-      ) as { active: string; rendered: string[] };
+      const python = renderCompactedWithPython(join(child.home, "sessions"), "compacted_shared");
       const db = new SessionDB({ root: join(child.home, "sessions") });
       const reply = (await db.loadNodes("compacted_shared")).at(-1) as SessionNode;
       expect(python.rendered).toEqual([...reply.reads, reply.id]);
@@ -213,26 +190,11 @@ describe("compaction and branches through a child process", () => {
   });
 
   it("naming and continuing the head's branch of Python's branched_shared from a program is the same in a child", async () => {
-    const seen: Record<string, Seen> = {};
-    for (const entry of ENTRIES) {
-      const space = copyOfFixture(`branch-${entry}`);
-      const result = await runProgram(entry, space, "branched_shared", "continueBranch", {
-        tip: "ba1bsha",
-        name: "warmest",
-        other: "ba1sha",
-      });
-      seen[entry] = {
-        result,
-        files: await files(space.db, "branched_shared"),
-        prompt: await nextPrompt(space.db, "branched_shared"),
-        home: space.home,
-      };
-    }
-    const reference = seen["in-process"] as Seen;
-    const child = seen["child-process"] as Seen;
-    expect(child.result).toEqual(reference.result);
-    expect(child.files).toEqual(reference.files);
-    expect(child.prompt).toEqual(reference.prompt);
+    const { reference, child } = await inProcessAndChild("branched_shared", "continueBranch", {
+      tip: "ba1bsha",
+      name: "warmest",
+      other: "ba1sha",
+    });
     // The head's branch ("warmer", renamed) was continued; moving the head under a running turn is refused everywhere.
     expect(reference.result).toMatchObject({ named: "ba1bsha", refused: "session_busy" });
     expect((reference.files as { branches: Record<string, string> }).branches).toEqual({ ba1bsha: "warmest" });
@@ -242,12 +204,7 @@ describe("compaction and branches through a child process", () => {
     );
     if (hasPython) {
       const root = join(child.home, "sessions");
-      const python = JSON.parse(
-        execFileSync("python3", [READ_BRANCHES, root, "branched_shared"], {
-          encoding: "utf8",
-          env: { ...process.env, HOME: child.home },
-        }),
-      ) as { head_id: string; tips: Array<[string, string | null]>; branch: string[] };
+      const python = readBranchesWithPython(root, "branched_shared");
       const db = new SessionDB({ root });
       expect(python.head_id).toBe((await db.readMeta("branched_shared")).head_id);
       expect(python.tips).toEqual((await listBranches("branched_shared", { db })).map((tip) => [tip.headId, tip.name]));

@@ -1,4 +1,5 @@
 import type { CompactionEvent } from "../context/events.js";
+import { describeCompaction } from "./compaction-wording.js";
 
 /** A compaction event in the snake_case wire form every entry shows it in (a web frame, a `--events` line). */
 // A type, not an interface: it is a plain JSON record (assignable to Record<string, unknown>).
@@ -13,6 +14,8 @@ export type CompactionRecord = {
   tokens_before?: number;
   tokens_after?: number;
   error?: string;
+  /** The event in a sentence, as every entry words it (`describeCompaction`). */
+  text: string;
 };
 
 /** The event's wire form: the fields it has, none it lacks. */
@@ -28,5 +31,6 @@ export function compactionRecord(event: CompactionEvent): CompactionRecord {
     ...(event.tokensBefore !== undefined ? { tokens_before: event.tokensBefore } : {}),
     ...(event.tokensAfter !== undefined ? { tokens_after: event.tokensAfter } : {}),
     ...(event.error !== undefined ? { error: event.error } : {}),
+    text: describeCompaction(event),
   };
 }

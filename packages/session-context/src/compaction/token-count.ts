@@ -1,5 +1,7 @@
 import type { ChatMessage } from "../providers/types.js";
+import type { PieceEnd } from "./bpe-pieces.js";
 import type { PersistedTokenCounts } from "./persisted-token-counts.js";
+import type { PieceCounts } from "./piece-counts.js";
 
 /**
  * Token counts of model requests, from OpenAI's own BPE vocabularies through
@@ -7,7 +9,10 @@ import type { PersistedTokenCounts } from "./persisted-token-counts.js";
  * an estimate for others (the runtime corrects it with the usage the
  * provider reports). The vocabulary (megabytes) is loaded on the first count
  * that needs it, and counts are cached per text, so a long session pays only
- * for what is new since its last request.
+ * for what is new since its last request. A new text is split into the
+ * vocabulary's pieces by our own scanner (bpe-pieces.ts: the same pieces as
+ * the library's pattern, without running it) and each distinct piece is
+ * merged by the library once: texts share most of their words.
  */
 
 /** The BPE vocabularies we count with. */
@@ -19,13 +24,16 @@ export const TOKENS_PER_REQUEST = 3;
 
 /** Texts whose counts are remembered per vocabulary; beyond this the cache starts over. */
 const MAX_CACHED_TEXTS = 50_000;
-
 interface Tokenizer {
   count(text: string): number;
+  /** Whether a new piece is merged by the library's BPE directly (false: through its public countTokens). */
+  mergesPiecesDirectly: boolean;
 }
 
 /** Counts this process knows per vocabulary, whether it counted them or read them from a session's persisted counts. */
 const memos = new Map<TokenizerName, Map<string, number>>();
+/** The counts of the pieces (words, numbers, runs of symbols or spaces) this process merged, per vocabulary. */
+const pieceMemos = new Map<TokenizerName, PieceCounts>();
 
 function memoOf(name: TokenizerName): Map<string, number> {
   let memo = memos.get(name);
@@ -51,15 +59,22 @@ export function tokenizerFor(model: string): TokenizerName {
 export function loadTokenizer(name: TokenizerName): Promise<Tokenizer> {
   let promise = loaded.get(name);
   if (!promise) {
-    promise = importEncoding(name).then((encoding) => {
+    promise = importEncoding(name).then(({ encoding, pieceEnd, PieceCounts }) => {
       const cache = memoOf(name);
-      // Text that happens to spell a special token (`<|endoftext|>`) is counted as ordinary text.
-      const options = { disallowedSpecial: new Set<string>() };
+      const pieces = new PieceCounts();
+      pieceMemos.set(name, pieces);
+      const { countPiece, direct } = pieceCounter(encoding);
       const tokenizer: Tokenizer = {
+        mergesPiecesDirectly: direct,
         count(text) {
           let tokens = cache.get(text);
           if (tokens === undefined) {
-            tokens = encoding.countTokens(text, options);
+            tokens = 0;
+            for (let start = 0; start < text.length; ) {
+              const end = pieceEnd(text, start);
+              tokens += pieces.count(text, start, end, countPiece);
+              start = end;
+            }
             remember(cache, text, tokens);
           }
           return tokens;
@@ -73,12 +88,51 @@ export function loadTokenizer(name: TokenizerName): Promise<Tokenizer> {
   return promise;
 }
 
-async function importEncoding(
-  name: TokenizerName,
-): Promise<{ countTokens(text: string, options: { disallowedSpecial: Set<string> }): number }> {
-  return name === "cl100k_base"
-    ? import("gpt-tokenizer/encoding/cl100k_base")
-    : import("gpt-tokenizer/encoding/o200k_base");
+/**
+ * How a new piece is counted: by the library's own step for one piece of its split (the rank of a piece in
+ * the vocabulary, else its byte-pair merge), which skips its split pattern, the slow part of a first count;
+ * else, if a later version moved those (a test says so), by its public countTokens of the piece alone, which
+ * splits a piece into itself again and so counts it exactly too.
+ */
+function pieceCounter(encoding: Encoding): { countPiece: (piece: string) => number; direct: boolean } {
+  const core = (encoding.default as { bytePairEncodingCoreProcessor?: Partial<PieceMerger> } | undefined)
+    ?.bytePairEncodingCoreProcessor;
+  if (typeof core?.getBpeRankFromString === "function" && typeof core.bytePairEncode === "function") {
+    const merger = core as PieceMerger;
+    return {
+      countPiece: (piece) =>
+        merger.getBpeRankFromString(piece) !== undefined ? 1 : merger.bytePairEncode(piece).length,
+      direct: true,
+    };
+  }
+  // Text that happens to spell a special token (`<|endoftext|>`) is counted as ordinary text.
+  const options = { disallowedSpecial: new Set<string>() };
+  return { countPiece: (piece) => encoding.countTokens(piece, options), direct: false };
+}
+
+/** What gpt-tokenizer 4 does with one piece of its split (`BytePairEncodingCore.countNative`). */
+interface PieceMerger {
+  getBpeRankFromString(piece: string): number | undefined;
+  bytePairEncode(piece: string): number[];
+}
+
+interface Encoding {
+  countTokens(text: string, options: { disallowedSpecial: Set<string> }): number;
+  default?: unknown;
+}
+
+/** The vocabulary, our scanner of its pieces and the table of their counts: imported with it, so importing the package stays cheap. */
+async function importEncoding(name: TokenizerName): Promise<{
+  encoding: Encoding;
+  pieceEnd: PieceEnd;
+  PieceCounts: typeof PieceCounts;
+}> {
+  const [encoding, pieces, { PieceCounts }] = await Promise.all([
+    name === "cl100k_base" ? import("gpt-tokenizer/encoding/cl100k_base") : import("gpt-tokenizer/encoding/o200k_base"),
+    import("./bpe-pieces.js"),
+    import("./piece-counts.js"),
+  ]);
+  return { encoding, pieceEnd: name === "cl100k_base" ? pieces.cl100kPieceEnd : pieces.o200kPieceEnd, PieceCounts };
 }
 
 /** The tokens of a chat request's messages, with OpenAI's per-message framing. */
@@ -141,7 +195,13 @@ export function tokenUpperBound(messages: readonly ChatMessage[]): number {
   return total;
 }
 
+/** Whether a loaded vocabulary merges new pieces through the library's own per-piece step (null: not loaded). */
+export function mergesPiecesDirectly(name: TokenizerName): boolean | null {
+  return ready.get(name)?.mergesPiecesDirectly ?? null;
+}
+
 /** Forgets every count this process knows, as a fresh process starts (tests and benchmarks of the cold path). */
 export function forgetTokenCounts(): void {
   for (const memo of memos.values()) memo.clear();
+  for (const memo of pieceMemos.values()) memo.clear();
 }

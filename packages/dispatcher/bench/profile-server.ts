@@ -1,15 +1,16 @@
 // Profiles the bench server (not a benchmark: no figures are judged here). Starts bench/server-child.ts in
 // dispatcher mode, drives a warm-up, then one round of 50 clients x 20 chat turns ("continued") or 50 clients x 20
 // new sessions ("new") under the inspector's CPU profiler, and writes the round's profile to <file> (open it in
-// Chrome's DevTools). Prints the server's CPU per turn. Usage: tsx bench/profile-server.ts continued|new <file>
+// Chrome's DevTools). Prints the server's CPU per turn.
+// Usage: tsx bench/profile-server.ts continued|new <file> [clients (default 50)]
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { WebSocket } from "ws";
 
-const [round = "continued", output = "server.cpuprofile"] = process.argv.slice(2);
-const CLIENTS = 50;
+const [round = "continued", output = "server.cpuprofile", clients = "50"] = process.argv.slice(2);
+const CLIENTS = Number(clients);
 const TURNS = 20;
 const CHILD = fileURLToPath(new URL("./server-child.ts", import.meta.url));
 

@@ -795,6 +795,8 @@ export class SessionDB {
   }
 
   private ensureRoot(): void {
+    // One look when it is there (mkdir -p of an existing folder fails, then looks anyway).
+    if (existsSync(this.root)) return;
     try {
       mkdirSync(this.root, { recursive: true, mode: DIR_MODE });
     } catch (error) {

@@ -74,7 +74,7 @@ async function firstTurn(db: SessionDB): Promise<string> {
   return sessionContext({ db, sessionId: "disk", runtime: scriptedRuntime(["ok"]).runtime }, async () => {
     await writeNotes({ notes: "first turn, committed" });
     return "disk";
-  });
+  }).finally(() => db.flushRegistry()); // index.json is a coalesced cache: on disk before the disk goes bad
 }
 
 function assertIntact(root: string): void {

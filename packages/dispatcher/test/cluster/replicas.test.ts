@@ -556,7 +556,12 @@ describe("event channel outage", () => {
     const fake = await startFakeOpenAIServer();
     onCleanup(() => fake.close());
     const chunks = Array.from({ length: 80 }, (_, index) => `w${index} `);
-    fake.setHandler(() => ({ chunks, chunkDelayMs: 25 }));
+    // The second half waits until B's client has its resync: however slow the machine, the reply is
+    // still streaming then, which is the case under test (a reply that ended first is another test's).
+    let releaseRest = (): void => undefined;
+    const resynced = new Promise<void>((resolve) => (releaseRest = resolve));
+    onCleanup(() => releaseRest());
+    fake.setHandler(() => ({ chunks, chunkDelayMs: 25, holdAt: { chunk: 40, until: resynced } }));
     const runtime = createRuntime({ provider: "openai", baseUrl: fake.baseUrl, model: "m", maxRetries: 0 }) as Runtime;
     const a = await startReplica(2_000, { runtime });
     const b = await replicaWithOwnRole();
@@ -574,6 +579,7 @@ describe("event channel outage", () => {
       await b.reopen();
     }
     const resync = await onB.next("resync", (frame) => frame.session_id === sessionId);
+    releaseRest();
     const done = await onB.next("turn_done", (frame) => frame.session_id === sessionId);
     const from = onB.frames.indexOf(resync);
     const after = onB.frames.slice(from, onB.frames.indexOf(done));

@@ -30,6 +30,12 @@ export interface FakeStream {
    */
   breakAfter?: "reset" | "not_json" | "cut";
   /**
+   * Hold the stream before chunk `chunk` until `until` settles: a test that must see something happen
+   * while the reply is still streaming (a reconnect, a resync) lets the rest go only then, so a slow
+   * machine cannot finish the reply first.
+   */
+  holdAt?: { chunk: number; until: Promise<unknown> };
+  /**
    * Usage the stream reports, in the protocol's own fields (OpenAI: prompt_tokens,
    * completion_tokens, prompt_tokens_details.cached_tokens; Anthropic: input_tokens,
    * output_tokens, cache_read_input_tokens); default: request body length in, reply length out, no cache.

@@ -40,6 +40,7 @@ export async function writeSseStream(
   write(framing.opening());
   for (const [index, text] of stream.chunks.entries()) {
     if (index > 0) await pause(stream.chunkDelayMs);
+    if (stream.holdAt?.chunk === index) await stream.holdAt.until.catch(() => undefined);
     if (gone) return;
     write(framing.chunk(text));
   }

@@ -2,7 +2,7 @@
 // alternating between the two so that the shared machine's drifting load weighs on both alike: rounds of 50
 // clients x 20 chat turns in continued sessions, and rounds of one new session per turn (1,000 sessions, each in a
 // fresh server), with each server's CPU per turn. Prints medians and the ratio this / other.
-// Usage: tsx bench/compare.ts <other checkout's root> [rounds (default 3)]
+// Usage: tsx bench/compare.ts <other checkout's root> [rounds (default 3)] [continued|new (default both)]
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,7 +11,7 @@ import { WebSocket } from "ws";
 import { startBenchChild, type BenchChild } from "./bench-child.js";
 import type { ChildRequest } from "./server-child.js";
 
-const [otherRoot, roundsArgument = "3"] = process.argv.slice(2);
+const [otherRoot, roundsArgument = "3", only] = process.argv.slice(2);
 if (!otherRoot) throw new Error("usage: tsx bench/compare.ts <other checkout's root> [rounds]");
 const ROUNDS = Number(roundsArgument);
 const CLIENTS = 50;
@@ -86,13 +86,13 @@ for (const side of ["this", "other"] as const) {
   const warm: number[] = [];
   await client(servers[side].port, 10, false, warm);
 }
-for (let index = 0; index < ROUNDS; index++) {
+for (let index = 0; index < (only === "new" ? 0 : ROUNDS); index++) {
   // Which goes first alternates too.
   const order: Side[] = index % 2 === 0 ? ["this", "other"] : ["other", "this"];
   for (const side of order) results.continued[side].push(await round(servers[side], false));
 }
 for (const side of ["this", "other"] as const) await servers[side].stop();
-for (let index = 0; index < ROUNDS; index++) {
+for (let index = 0; index < (only === "continued" ? 0 : ROUNDS); index++) {
   const order: Side[] = index % 2 === 0 ? ["other", "this"] : ["this", "other"];
   for (const side of order) {
     const fresh = await startBenchChild<ChildRequest>(SERVERS[side], ["dispatcher", String(CLIENTS * TURNS + 100)]);
@@ -102,6 +102,7 @@ for (let index = 0; index < ROUNDS; index++) {
 }
 process.stdout.write(`load at end ${load()}\n`);
 for (const kind of ["continued", "new"] as const) {
+  if (results[kind].this.length === 0) continue;
   for (const [metric, pick] of [
     ["turns/s", (r: Round) => r.turnsPerSecond],
     ["server CPU ms/turn", (r: Round) => r.cpuMsPerTurn],

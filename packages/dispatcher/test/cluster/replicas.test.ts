@@ -226,8 +226,13 @@ describe("two replicas on one sessions root and one database", () => {
     );
     expect(invalid.code).toBe("invalid_answer");
     onB.send({ type: "answer", question_id: question.question_id, value: "blue" });
-    expect(await onA.next("turn_done")).toMatchObject({ session_id: sessionId, result: "picked blue" });
-    expect(await onB.next("turn_done")).toMatchObject({ session_id: sessionId, result: "picked blue" });
+    const answered = await onA.next("turn_done");
+    expect(answered).toMatchObject({ session_id: sessionId, result: "picked blue" });
+    // By turn id: newSession's turn_done, relayed late under load, can reach B after its subscribe.
+    expect(await onB.next("turn_done", (frame) => frame.turn_id === answered.turn_id)).toMatchObject({
+      session_id: sessionId,
+      result: "picked blue",
+    });
 
     onA.send({ type: "run", program: "ask_color", session_id: sessionId });
     await onA.next("session");
@@ -580,8 +585,13 @@ describe("event channel outage", () => {
     }
     const resync = await onB.next("resync", (frame) => frame.session_id === sessionId);
     releaseRest();
-    const done = await onB.next("turn_done", (frame) => frame.session_id === sessionId);
     const from = onB.frames.indexOf(resync);
+    // This chat's turn_done, after the resync: the relayed turn_done of newSession's turn can reach B after its
+    // subscribe (relaying lags under load), before the outage.
+    const done = await onB.next(
+      "turn_done",
+      (frame) => frame.session_id === sessionId && onB.frames.indexOf(frame) > from,
+    );
     const after = onB.frames.slice(from, onB.frames.indexOf(done));
     const streamed = after
       .filter((frame) => frame.type === "delta" && frame.node_id === first.node_id)

@@ -1,7 +1,7 @@
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { DIR_MODE, FILE_MODE } from "./atomic-file.js";
-import { fsyncDescriptor, fsyncPath } from "./shared-directory-sync.js";
+import { fsyncDescriptor, fsyncPath } from "./fsync-path.js";
 
 /** The folders of a new session: Python OpenProgram's layout, and `.state/` for our locks and leases. */
 const SESSION_FOLDERS = ["history", "context", "workdir", ".state"];

@@ -3,8 +3,9 @@
 // `ws` echo server: the baseline) and "dispatcher" (createDispatcher over a
 // temp store and the scripted provider, no artificial latency). It prints its
 // port as one JSON line, then answers IPC requests: rss, core, seed, crash,
-// recover, cpu, exit.
+// recover, cpu, profile-start, profile-stop, exit.
 import { spawn } from "node:child_process";
+import { Session as InspectorSession } from "node:inspector";
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
@@ -20,6 +21,8 @@ export type ChildRequest =
   | { cmd: "crash"; sessionId: string }
   | { cmd: "recover"; sessionId: string }
   | { cmd: "cpu" }
+  | { cmd: "profile-start" }
+  | { cmd: "profile-stop"; path: string }
   | { cmd: "core"; concurrency: number; turnsPerClient: number }
   | { cmd: "interleaved"; turns: number }
   | { cmd: "paired"; concurrency: number; turnsPerClient: number; rounds: number }
@@ -268,6 +271,24 @@ function cpu(): { cpuMs: number; registry: string } {
   return { cpuMs: (usage.user + usage.system) / 1000, registry: `${stats?.ino}:${stats?.mtimeMs}` };
 }
 
+/** A CPU profile of this process between profile-start and profile-stop (bench/profile-server.ts), written to `path`. */
+const profiler = new InspectorSession();
+function inspect(method: string): Promise<unknown> {
+  return new Promise((resolve, reject) =>
+    profiler.post(method, (error, result) => (error ? reject(error) : resolve(result))),
+  );
+}
+async function startProfile(): Promise<void> {
+  profiler.connect();
+  await inspect("Profiler.enable");
+  await inspect("Profiler.start");
+}
+async function stopProfile(path: string): Promise<void> {
+  const { profile } = (await inspect("Profiler.stop")) as { profile: unknown };
+  writeFileSync(path, JSON.stringify(profile));
+  profiler.disconnect();
+}
+
 const server = await start();
 process.stdout.write(`${JSON.stringify({ port: server.port })}\n`);
 process.on("message", (message: ChildRequest) => {
@@ -290,6 +311,12 @@ process.on("message", (message: ChildRequest) => {
       return;
     case "cpu":
       answer(cpu());
+      return;
+    case "profile-start":
+      void startProfile().then(() => answer({ ok: true }));
+      return;
+    case "profile-stop":
+      void stopProfile(message.path).then(() => answer({ ok: true }));
       return;
     case "core":
       void coreTurns(message.concurrency, message.turnsPerClient).then(answer);

@@ -1,6 +1,12 @@
 import { WebSocket } from "ws";
 import { encodeFrame, type ServerFrame } from "./protocol.js";
 
+/** The connection under a client's WebSocket (the net.Socket of its upgrade), whose writes can be held and merged. */
+export interface CorkableStream {
+  cork(): void;
+  uncork(): void;
+}
+
 /**
  * Frames a client has not read yet, beyond which it is cut off by default
  * (`limits.maxUnsentBytes`): a client that stops reading must not make the
@@ -35,7 +41,16 @@ export class Client {
     /** Called once when the client is cut off for not reading. */
     private readonly onTooSlow: (client: Client) => void = () => undefined,
     private readonly maxUnsentBytes = MAX_UNSENT_BYTES,
+    /**
+     * The connection under `socket`. The frames a client is sent in one turn of the event loop (a status and the
+     * turn_done after it; a node and its delta) then go out in one write: each write to a socket is a system call
+     * and, over loopback, the receiver's work too, and it was the dispatcher's largest own cost per turn.
+     */
+    private readonly connection: CorkableStream | null = null,
   ) {}
+
+  /** True while this turn of the event loop's frames are held, to be written together (see `connection`). */
+  private corked = false;
 
   /** True when no frame went either way for `idleMs` and no turn of this connection runs. */
   isIdle(idleMs: number, now = performance.now()): boolean {
@@ -55,10 +70,21 @@ export class Client {
       return;
     }
     this.lastActivity = performance.now();
+    if (this.connection !== null && !this.corked) {
+      this.corked = true;
+      this.connection.cork();
+      setImmediate(this.uncork);
+    }
     this.socket.send(text, () => {
       // A send that fails means the socket is closing; its close handler cleans up.
     });
   }
+
+  /** Writes the frames held since the first of this turn of the event loop, in order, in one write. */
+  private readonly uncork = (): void => {
+    this.corked = false;
+    this.connection?.uncork();
+  };
 
   /**
    * Cuts off a client that stopped reading: nothing more is queued for it (so

@@ -117,12 +117,12 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
       rejectUpgrade(socket, verdict.status, verdict.reason);
       return;
     }
-    wss.handleUpgrade(request, socket, head, (socketOfClient) => accept(socketOfClient, request));
+    wss.handleUpgrade(request, socket, head, (socketOfClient) => accept(socketOfClient, request, socket));
   });
 
   const clients = new Map<WebSocket, Client>();
 
-  function accept(socket: WebSocket, request: IncomingMessage): void {
+  function accept(socket: WebSocket, request: IncomingMessage, connection: Duplex): void {
     const client = new Client(
       `c${nextClient++}`,
       socket,
@@ -132,6 +132,7 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
           hint: `the client left more than ${limits.maxUnsentBytes} bytes of frames unread; it was closed with ${CLOSE_TOO_SLOW}, its turns go on`,
         }),
       limits.maxUnsentBytes,
+      connection,
     );
     const traceparent = request.headers.traceparent;
     if (typeof traceparent === "string") client.traceparent = traceparent;

@@ -261,6 +261,9 @@ describe("bad input", () => {
   it("rebuilds a corrupt or missing index.json from meta.json files, keeping the corrupt copy", async () => {
     await store.db.createSession({ id: "one", title: "One" });
     await store.db.createSession({ id: "two", title: "Two" });
+    // The creates' queued registry write lands first: one still in flight would rename a good index.json over the
+    // corrupt one written below (creates finish within its 20 ms delay now).
+    await store.db.flushRegistry();
     const warnings = vi.spyOn(process, "emitWarning").mockImplementation(() => undefined);
     writeFileSync(join(store.root, "index.json"), "{ not json");
     const reopened = new SessionDB({ root: store.root });

@@ -174,20 +174,6 @@ function unlinkQuietly(path: string): void {
   }
 }
 
-/**
- * Creates a new file (never replacing one, never following a link) and
- * flushes it; for files in a directory no one else can see yet.
- */
-export async function writeNewFileDurably(path: string, data: string | Uint8Array): Promise<void> {
-  const handle = await open(path, "wx", FILE_MODE);
-  try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
 /** fsync of a directory: makes the names created, renamed or removed in it durable. */
 export async function syncDirectory(directory: string): Promise<void> {
   const handle = await open(directory, "r");

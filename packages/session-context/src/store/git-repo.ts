@@ -263,10 +263,18 @@ async function ensureRepositoryInProcess(paths: SessionPaths): Promise<void> {
   const state = repositoryState(paths);
   if (prepared.has(paths.dir) && state === "directory") return;
   if (state === "missing") {
+    let made: boolean;
     try {
-      initRepositoryInProcess(paths.git, paths.state, GIT_AUTHOR);
+      made = initRepositoryInProcess(paths.git, paths.state, GIT_AUTHOR);
     } catch (error) {
       throw gitFailure(paths, "init", error);
+    }
+    if (made) {
+      // Made here with our exclusions: nothing of git is needed to open it (a new session's first commit then
+      // loads no simple-git and reads no exclude file). git itself may commit to it later (commitWithGit).
+      makeCommitMessagePrivate(paths);
+      prepared.add(paths.dir);
+      return;
     }
   }
   await ensureRepository(paths);

@@ -15,22 +15,30 @@ const WRITE_NO_FOLLOW = constants.O_WRONLY | constants.O_CREAT | constants.O_TRU
  * dead processes was left behind by a crash and can be recovered.
  */
 export function takeTurnLease(paths: SessionPaths, turnId: string): void {
+  const lease = join(paths.turns, leaseName(turnId));
   try {
-    mkdirSync(paths.turns, { recursive: true, mode: DIR_MODE });
+    writeLease(lease);
   } catch (error) {
-    throw new StoreWriteError(paths.turns, error);
-  }
-  const { pid, host } = processIdentity();
-  // Not fsynced: a lease only says which live process runs the turn, and a crash that loses it is the case recovery handles.
-  try {
-    const fd = openSync(join(paths.turns, leaseName(turnId)), WRITE_NO_FOLLOW, FILE_MODE);
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw new StoreWriteError(lease, error);
+    // The session's first turn here (or one written by the Python store): `.state/turns/` is made then, not
+    // looked for at every turn.
     try {
-      writeSync(fd, `${pid} ${host} ${Date.now()}\n`);
-    } finally {
-      closeSync(fd);
+      mkdirSync(paths.turns, { recursive: true, mode: DIR_MODE });
+      writeLease(lease);
+    } catch (retried) {
+      throw new StoreWriteError(lease, retried);
     }
-  } catch (error) {
-    throw new StoreWriteError(join(paths.turns, leaseName(turnId)), error);
+  }
+}
+
+/** Not fsynced: a lease only says which live process runs the turn, and a crash that loses it is the case recovery handles. */
+function writeLease(path: string): void {
+  const { pid, host } = processIdentity();
+  const fd = openSync(path, WRITE_NO_FOLLOW, FILE_MODE);
+  try {
+    writeSync(fd, `${pid} ${host} ${Date.now()}\n`);
+  } finally {
+    closeSync(fd);
   }
 }
 

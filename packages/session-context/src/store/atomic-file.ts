@@ -1,8 +1,9 @@
-import { closeSync, fsync, openSync, renameSync, unlinkSync, write, writeFileSync } from "node:fs";
+import { closeSync, openSync, renameSync, unlinkSync, write, writeFileSync } from "node:fs";
 import { open, rename, unlink, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { StoreWriteError } from "../errors.js";
 import { randomHex } from "../ids.js";
+import { fsyncDescriptor, fsyncPath } from "./fsync-path.js";
 
 /** Mode of every file the store writes. */
 export const FILE_MODE = 0o600;
@@ -98,7 +99,7 @@ export async function renameFilesDurably(
       if (file.data.length <= SYNC_WRITE_LIMIT) writeFileSync(entry.fd, file.data);
       else await writeOnPool(entry.fd, file.data);
     }
-    await Promise.all(staged.map((entry) => fsyncFd(entry.fd as number)));
+    await Promise.all(staged.map((entry) => fsyncDescriptor(entry.fd as number)));
     for (const entry of staged) {
       current = entry.path;
       closeSync(entry.fd as number);
@@ -118,7 +119,7 @@ export async function renameFilesDurably(
   }
   const first = files[0]?.path ?? "";
   const folders = [...new Set(staged.map((entry) => dirname(entry.path)))];
-  const durable = Promise.all(folders.map(syncDirectoryOnPool)).then(
+  const durable = Promise.all(folders.map(fsyncPath)).then(
     () => null,
     (error: unknown) => new StoreWriteError(first, error),
   );
@@ -142,20 +143,6 @@ async function writeOnPool(fd: number, data: string | Uint8Array): Promise<void>
 
 function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}.tmp-${randomHex(8)}`);
-}
-
-function fsyncFd(fd: number): Promise<void> {
-  return new Promise((resolve, reject) => fsync(fd, (error) => (error ? reject(error) : resolve())));
-}
-
-/** syncDirectory with one hand-off to the thread pool (the fsync) instead of three. */
-async function syncDirectoryOnPool(directory: string): Promise<void> {
-  const fd = openSync(directory, "r");
-  try {
-    await fsyncFd(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function closeQuietly(fd: number): void {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { agenticFunction } from "../agentic/agentic-function.js";
 import { sessionContext } from "../context/session-context.js";
 import type { Runtime } from "../runtime/types.js";
+import { reportStoreProblem } from "../store/registry.js";
 import { SessionDB } from "../store/session-db.js";
 
 /** The summariser's instructions: the system message of every summary request. */
@@ -64,8 +65,8 @@ export async function writeSummary(options: {
   signal?: AbortSignal;
 }): Promise<string> {
   const home = mkdtempSync(join(tmpdir(), "openprogram-summary-"));
+  const db = new SessionDB({ root: join(home, "sessions") });
   try {
-    const db = new SessionDB({ root: join(home, "sessions") });
     summaryOptions.set(options.runtime, options.maxTokens === undefined ? {} : { maxTokens: options.maxTokens });
     return await sessionContext(
       {
@@ -86,6 +87,23 @@ export async function writeSummary(options: {
     );
   } finally {
     summaryOptions.delete(options.runtime);
+    // The scratch store's index.json is a coalesced cache written a moment after the turn: written before the
+    // folder goes, or it lands in (and fails) the removal.
+    await db.flushRegistry().catch(() => undefined);
+    removeScratchStore(home);
+  }
+}
+
+/**
+ * Removes the summariser's scratch store. The summary is written by then: a folder that cannot go (a late write into
+ * it) must not fail the compaction, so it is said once as a warning and left in the temp directory.
+ */
+function removeScratchStore(home: string): void {
+  try {
     rmSync(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  } catch (error) {
+    reportStoreProblem(
+      `The summariser's scratch store ${home} could not be removed (${(error as Error).message}); it holds nothing the session needs.`,
+    );
   }
 }

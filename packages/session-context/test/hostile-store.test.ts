@@ -102,6 +102,7 @@ describe("session ids that name the store's own files or read as options", () =>
   it.each(refused)("refuses %j before anything is touched", async (sessionId) => {
     await store.db.createSession({ id: "keep", title: "Kept", extra: { note: "x" } });
     await store.db.updateSession("keep", { pinned: true, archived: true, preview: "p" });
+    await store.db.flushRegistry(); // the coalesced index.json write lands before the snapshot, not between two
     const before = snapshot(store.root);
     expect(() => assertValidSessionId(sessionId)).toThrow(InvalidSessionIdError);
     let ran = false;
@@ -162,6 +163,8 @@ describe("a path that exists but is not a session", () => {
 
   it.each(shapes)("$name is refused by every entry and left exactly as it was", async (shape) => {
     await turn(store.db, "a");
+    // index.json is a coalesced cache: written now, so a flush of session a cannot land between two snapshots.
+    await store.db.flushRegistry();
     const name = "taken";
     shape.make(join(store.root, name));
     const before = snapshot(store.root);

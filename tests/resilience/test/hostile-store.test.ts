@@ -90,7 +90,9 @@ const git = (dir: string, ...args: string[]): string => execFileSync("git", args
 describe("the probe's repro through the CLI: ids that name the store's files, a file and a folder named like a session", () => {
   it("refuses each with its code and exit 2, and changes nothing it did not create", async () => {
     expect((await runCli(["run", PROGRAM, "--input", '{"text":"kept"}', "--session", "a"])).code).toBe(0);
-    await new SessionDB({ root }).updateSession("a", { title: "Kept title", pinned: true, archived: true });
+    const kept = new SessionDB({ root });
+    await kept.updateSession("a", { title: "Kept title", pinned: true, archived: true });
+    await kept.flushRegistry(); // the coalesced index.json write lands before the snapshot, not between two
     writeFileSync(join(root, "notes.txt"), "keep\n");
     writeFileSync(join(root, "index.json.corrupt-1700000000000"), "an old registry\n");
     mkdirSync(join(root, "mydir", "sub"), { recursive: true });
@@ -267,6 +269,7 @@ describe("the probe's WebSocket frames", () => {
     const db = new SessionDB({ root });
     await db.createSession({ id: "a", title: "Kept" });
     await db.updateSession("a", { pinned: true });
+    await db.flushRegistry(); // the coalesced index.json write lands before the snapshot, not between two
     writeFileSync(join(root, "notes.txt"), "keep\n");
     mkdirSync(join(root, "mydir"));
     writeFileSync(join(root, "mydir", "mine.txt"), "mine\n");

@@ -32,7 +32,7 @@ export interface FileWrite {
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
   const directory = dirname(path);
-  const temporary = join(directory, `.${basename(path)}.tmp-${randomHex(8)}`);
+  const temporary = tempPathFor(path);
   let handle: FileHandle | undefined;
   try {
     handle = await open(temporary, "wx", FILE_MODE);
@@ -141,7 +141,8 @@ async function writeOnPool(fd: number, data: string | Uint8Array): Promise<void>
   }
 }
 
-function tempPathFor(path: string): string {
+/** A temp file beside `path`, named as isTempFileName knows it (git ignores it, the doctor removes it). */
+export function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}.tmp-${randomHex(8)}`);
 }
 

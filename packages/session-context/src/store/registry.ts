@@ -10,12 +10,11 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { join } from "node:path";
 import { StoreWriteError } from "../errors.js";
 import { isValidSessionId } from "../ids.js";
 import { dumpsPythonIndented } from "../json/python-json.js";
-import { FILE_MODE, writeFileAtomic } from "./atomic-file.js";
-import { randomHex } from "../ids.js";
+import { FILE_MODE, tempPathFor, writeFileAtomic } from "./atomic-file.js";
 import { acquireLockFileSync, releaseOwnLockSync, withLock, type AcquiredLock } from "./file-lock.js";
 import { flushOnExit } from "./registry-exit.js";
 import { INDEX_FILE, REGISTRY_LOCK_FILE } from "./layout.js";
@@ -386,7 +385,7 @@ function applyQueued(entries: Entries, pending: ReadonlyMap<string, readonly Que
 
 /** Temp file, fsync, rename: for the exit hook, which cannot wait for the thread pool. */
 function writeFileAtomicSync(path: string, text: string): void {
-  const temporary = join(dirname(path), `.${basename(path)}.tmp-${randomHex(8)}`);
+  const temporary = tempPathFor(path);
   const fd = openSync(temporary, "wx", FILE_MODE);
   try {
     writeSync(fd, text);

@@ -1,10 +1,9 @@
 import { readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { open, rename, unlink } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { join } from "node:path";
 import { StoreWriteError } from "../errors.js";
-import { randomHex } from "../ids.js";
 import type { UsageBucket } from "../usage/usage-buckets.js";
-import { FILE_MODE } from "./atomic-file.js";
+import { FILE_MODE, tempPathFor } from "./atomic-file.js";
 import type { SessionPaths } from "./layout.js";
 import { reportStoreProblem } from "./registry.js";
 
@@ -114,7 +113,7 @@ export function historyFingerprint(sessionDir: string): string {
  * that writing it there took (four per turn).
  */
 function replaceFileSync(path: string, text: string): void {
-  const temporary = join(dirname(path), `.${basename(path)}.tmp-${randomHex(8)}`);
+  const temporary = tempPathFor(path);
   try {
     writeFileSync(temporary, text, { mode: FILE_MODE, flag: "wx" });
     renameSync(temporary, path);
@@ -130,7 +129,7 @@ function replaceFileSync(path: string, text: string): void {
 
 /** Temp file and rename (named so git and the doctor know it as a temp file), without fsync. */
 export async function replaceFile(path: string, text: string): Promise<void> {
-  const temporary = join(dirname(path), `.${basename(path)}.tmp-${randomHex(8)}`);
+  const temporary = tempPathFor(path);
   try {
     const handle = await open(temporary, "wx", FILE_MODE);
     try {

@@ -3,7 +3,14 @@ import { countTokens as cl100kCount } from "gpt-tokenizer/encoding/cl100k_base";
 import { countTokens as o200kCount } from "gpt-tokenizer/encoding/o200k_base";
 import { CL100K_TOKEN_SPLIT_REGEX, O200K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
 import { describe, expect, it } from "vitest";
-import { cl100kPieceEnd, o200kPieceEnd, type PieceEnd } from "../src/compaction/bpe-pieces.js";
+import {
+  ASCII_CLASSES,
+  cl100kPieceEnd,
+  classify,
+  isWhitespace,
+  o200kPieceEnd,
+  type PieceEnd,
+} from "../src/compaction/bpe-pieces.js";
 import {
   countChatTokens,
   forgetTokenCounts,
@@ -85,6 +92,19 @@ const vocabularies = [
 ] as const;
 
 const asOrdinaryText = { disallowedSpecial: new Set<string>() };
+
+describe("character classes", () => {
+  it("of ASCII, written out, are those the engine's Unicode tables give", () => {
+    for (let unit = 0; unit < 0x80; unit++) expect(ASCII_CLASSES[unit], `U+${unit.toString(16)}`).toBe(classify(unit));
+  });
+
+  it("tell whitespace (\\s, ASCII or not) from the rest", () => {
+    for (const character of " \t\n\r\u000b\u000c\u00a0\u1680\u2003\u2028\u3000\ufeff")
+      expect(isWhitespace(character.charCodeAt(0)), JSON.stringify(character)).toBe(true);
+    for (const character of "a.0_\u0085\u200b東é")
+      expect(isWhitespace(character.charCodeAt(0)), JSON.stringify(character)).toBe(false);
+  });
+});
 
 describe.each(vocabularies)("$name pieces", ({ name, pieceEnd, pattern, model, count }) => {
   it("merges a new piece through gpt-tokenizer's own per-piece step (its internals: an upgrade that moved them fails here)", async () => {

@@ -36,7 +36,7 @@ let basicPlane: Uint8Array | undefined;
 const astral = new Map<number, number>();
 
 /** The classes of one code point, from the same Unicode tables the patterns use (the engine's). */
-function classify(codePoint: number): number {
+export function classify(codePoint: number): number {
   const character = String.fromCodePoint(codePoint);
   let classes = KNOWN;
   if (/\p{L}/u.test(character)) classes |= LETTER;
@@ -49,6 +49,7 @@ function classify(codePoint: number): number {
 }
 
 function classesOf(codePoint: number): number {
+  if (codePoint < 0x80) return ASCII_CLASSES[codePoint] as number;
   if (codePoint < 0x10000) {
     const table = (basicPlane ??= new Uint8Array(0x10000));
     let classes = table[codePoint] as number;
@@ -58,6 +59,27 @@ function classesOf(codePoint: number): number {
   let classes = astral.get(codePoint);
   if (classes === undefined) astral.set(codePoint, (classes = classify(codePoint)));
   return classes;
+}
+
+/**
+ * The classes of ASCII, written out so that most texts are split without compiling the Unicode classes
+ * (test/bpe-pieces.test.ts checks them against `classify`, which asks the engine).
+ */
+export const ASCII_CLASSES = asciiClasses();
+
+function asciiClasses(): Uint8Array {
+  const table = new Uint8Array(0x80).fill(KNOWN);
+  for (let unit = 0x41; unit <= 0x5a; unit++) table[unit] = KNOWN | LETTER | UPPERISH;
+  for (let unit = 0x61; unit <= 0x7a; unit++) table[unit] = KNOWN | LETTER | LOWERISH;
+  for (let unit = 0x30; unit <= 0x39; unit++) table[unit] = KNOWN | NUMBER;
+  for (const unit of [0x09, 0x0b, 0x0c, SPACE_BAR]) table[unit] = KNOWN | SPACE;
+  table[CR] = table[LF] = KNOWN | SPACE | NEWLINE;
+  return table;
+}
+
+/** Whether a UTF-16 unit is \s (every \s character is a single unit). */
+export function isWhitespace(unit: number): boolean {
+  return (classesOf(unit) & SPACE) !== 0;
 }
 
 /** The code point at `index` as the patterns see it (`u` flag: a lone surrogate is a code point of its own). */

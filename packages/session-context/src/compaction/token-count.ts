@@ -1,5 +1,6 @@
 import type { ChatMessage } from "../providers/types.js";
 import type { PieceEnd } from "./bpe-pieces.js";
+import type { ChunkCounts } from "./chunk-counts.js";
 import type { PersistedTokenCounts } from "./persisted-token-counts.js";
 import type { PieceCounts } from "./piece-counts.js";
 
@@ -34,6 +35,8 @@ interface Tokenizer {
 const memos = new Map<TokenizerName, Map<string, number>>();
 /** The counts of the pieces (words, numbers, runs of symbols or spaces) this process merged, per vocabulary. */
 const pieceMemos = new Map<TokenizerName, PieceCounts>();
+/** The counts of the space-separated chunks of texts this process counted, per vocabulary. */
+const chunkMemos = new Map<TokenizerName, ChunkCounts>();
 
 function memoOf(name: TokenizerName): Map<string, number> {
   let memo = memos.get(name);
@@ -59,49 +62,72 @@ export function tokenizerFor(model: string): TokenizerName {
 export function loadTokenizer(name: TokenizerName): Promise<Tokenizer> {
   let promise = loaded.get(name);
   if (!promise) {
-    promise = importEncoding(name).then(({ encoding, pieceEnd, PieceCounts }) => {
-      const cache = memoOf(name);
-      const pieces = new PieceCounts();
-      pieceMemos.set(name, pieces);
-      const { countPiece, direct } = pieceCounter(encoding);
-      const tokenizer: Tokenizer = {
-        mergesPiecesDirectly: direct,
-        count(text) {
-          let tokens = cache.get(text);
-          if (tokens === undefined) {
-            tokens = 0;
-            for (let start = 0; start < text.length; ) {
-              const end = pieceEnd(text, start);
-              tokens += pieces.count(text, start, end, countPiece);
-              start = end;
-            }
-            remember(cache, text, tokens);
+    promise = importEncoding(name).then(
+      ({ encoding, pieceEnd, PieceCounts, ChunkCounts, asciiMergeCount, isAscii }) => {
+        const cache = memoOf(name);
+        const pieces = new PieceCounts();
+        pieceMemos.set(name, pieces);
+        const chunks = new ChunkCounts();
+        chunkMemos.set(name, chunks);
+        const { countPiece, direct } = pieceCounter(encoding, asciiMergeCount, isAscii);
+        const countStretch = (text: string, start: number, end: number): number => {
+          let tokens = 0;
+          while (start < end) {
+            const pieceEnds = pieceEnd(text, start);
+            tokens += pieces.count(text, start, pieceEnds, countPiece);
+            start = pieceEnds;
           }
           return tokens;
-        },
-      };
-      ready.set(name, tokenizer);
-      return tokenizer;
-    });
+        };
+        const tokenizer: Tokenizer = {
+          mergesPiecesDirectly: direct,
+          count(text) {
+            let tokens = cache.get(text);
+            if (tokens === undefined) {
+              tokens = chunks.count(text, countStretch);
+              remember(cache, text, tokens);
+            }
+            return tokens;
+          },
+        };
+        ready.set(name, tokenizer);
+        return tokenizer;
+      },
+    );
     loaded.set(name, promise);
   }
   return promise;
 }
 
 /**
- * How a new piece is counted: by the library's own step for one piece of its split (the rank of a piece in
- * the vocabulary, else its byte-pair merge), which skips its split pattern, the slow part of a first count;
- * else, if a later version moved those (a test says so), by its public countTokens of the piece alone, which
- * splits a piece into itself again and so counts it exactly too.
+ * How a new piece is counted: by the library's own step for one piece of its split (a piece that is a token
+ * of the vocabulary is one, else its byte-pair merge), which skips its split pattern, the slow part of a
+ * first count; an ASCII piece is merged by ascii-merge.ts over the vocabulary's string ranks (the same
+ * steps, without turning each pair's bytes back into a string). If a later version moved those internals (a
+ * test says so), by its public countTokens of the piece alone, which splits a piece into itself again and
+ * so counts it exactly too.
  */
-function pieceCounter(encoding: Encoding): { countPiece: (piece: string) => number; direct: boolean } {
+function pieceCounter(
+  encoding: Encoding,
+  asciiMergeCount: (piece: string, vocabulary: ReadonlyMap<string, number>) => number,
+  isAscii: (piece: string) => boolean,
+): { countPiece: (piece: string) => number; direct: boolean } {
   const core = (encoding.default as { bytePairEncodingCoreProcessor?: Partial<PieceMerger> } | undefined)
     ?.bytePairEncodingCoreProcessor;
-  if (typeof core?.getBpeRankFromString === "function" && typeof core.bytePairEncode === "function") {
+  if (
+    typeof core?.getBpeRankFromString === "function" &&
+    typeof core.bytePairEncode === "function" &&
+    core.bytePairStringRankEncoder instanceof Map
+  ) {
     const merger = core as PieceMerger;
+    const vocabulary = merger.bytePairStringRankEncoder;
     return {
       countPiece: (piece) =>
-        merger.getBpeRankFromString(piece) !== undefined ? 1 : merger.bytePairEncode(piece).length,
+        vocabulary.get(piece) !== undefined
+          ? 1
+          : isAscii(piece)
+            ? asciiMergeCount(piece, vocabulary)
+            : merger.bytePairEncode(piece).length,
       direct: true,
     };
   }
@@ -114,6 +140,8 @@ function pieceCounter(encoding: Encoding): { countPiece: (piece: string) => numb
 interface PieceMerger {
   getBpeRankFromString(piece: string): number | undefined;
   bytePairEncode(piece: string): number[];
+  /** The rank of every token that is valid UTF-8, by its text (what `getBpeRankFromString` looks up). */
+  bytePairStringRankEncoder: Map<string, number>;
 }
 
 interface Encoding {
@@ -121,18 +149,24 @@ interface Encoding {
   default?: unknown;
 }
 
-/** The vocabulary, our scanner of its pieces and the table of their counts: imported with it, so importing the package stays cheap. */
+/** The vocabulary, our scanner of its pieces, our merge and the tables of counts: imported with it, so importing the package stays cheap. */
 async function importEncoding(name: TokenizerName): Promise<{
   encoding: Encoding;
   pieceEnd: PieceEnd;
   PieceCounts: typeof PieceCounts;
+  ChunkCounts: typeof ChunkCounts;
+  asciiMergeCount: (piece: string, vocabulary: ReadonlyMap<string, number>) => number;
+  isAscii: (piece: string) => boolean;
 }> {
-  const [encoding, pieces, { PieceCounts }] = await Promise.all([
+  const [encoding, pieces, { PieceCounts }, { ChunkCounts }, { asciiMergeCount, isAscii }] = await Promise.all([
     name === "cl100k_base" ? import("gpt-tokenizer/encoding/cl100k_base") : import("gpt-tokenizer/encoding/o200k_base"),
     import("./bpe-pieces.js"),
     import("./piece-counts.js"),
+    import("./chunk-counts.js"),
+    import("./ascii-merge.js"),
   ]);
-  return { encoding, pieceEnd: name === "cl100k_base" ? pieces.cl100kPieceEnd : pieces.o200kPieceEnd, PieceCounts };
+  const pieceEnd = name === "cl100k_base" ? pieces.cl100kPieceEnd : pieces.o200kPieceEnd;
+  return { encoding, pieceEnd, PieceCounts, ChunkCounts, asciiMergeCount, isAscii };
 }
 
 /** The tokens of a chat request's messages, with OpenAI's per-message framing. */
@@ -204,4 +238,5 @@ export function mergesPiecesDirectly(name: TokenizerName): boolean | null {
 export function forgetTokenCounts(): void {
   for (const memo of memos.values()) memo.clear();
   for (const memo of pieceMemos.values()) memo.clear();
+  for (const memo of chunkMemos.values()) memo.clear();
 }

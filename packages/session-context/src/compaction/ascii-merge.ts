@@ -55,5 +55,5 @@ export function asciiMergeCount(piece: string, vocabulary: ReadonlyMap<string, n
 
 /** The rank of parts `index` and `index + 1` joined. */
 function pairRank(piece: string, index: number, vocabulary: ReadonlyMap<string, number>): number {
-  return vocabulary.get(piece.slice(starts[index] as number, starts[index + 2] as number)) ?? NOT_A_TOKEN;
+  return vocabulary.get(piece.slice(starts[index], starts[index + 2])) ?? NOT_A_TOKEN;
 }

@@ -243,19 +243,29 @@ function gitLockFiles(paths: SessionPaths): string[] {
  */
 export async function commitAll(paths: SessionPaths, message: string): Promise<string | null> {
   await ensureRepositoryInProcess(paths);
-  for (const lock of gitLockFiles(paths)) await clearAbandonedLock(lock);
   try {
-    const { commit, leftOut } = await commitInProcess(paths, message, GIT_AUTHOR);
-    for (const entry of leftOut) reportLeftOut(paths, entry);
-    return commit;
+    return await commitHere(paths, message);
   } catch (error) {
     if (error instanceof UnsupportedIndexError) return commitWithGit(paths, message);
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") {
-      // A foreign git took the index lock between our check and our commit: let git wait its turn for us.
-      return commitWithGit(paths, message);
-    }
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw gitFailure(paths, "commit", error);
+  }
+  // A git lock file was there (looked for only then: two reads and two looks a turn saved). Left by a process
+  // killed mid-commit, it is removed; a foreign git is given a moment to finish first.
+  for (const lock of gitLockFiles(paths)) await clearAbandonedLock(lock);
+  try {
+    return await commitHere(paths, message);
+  } catch (error) {
+    if (error instanceof UnsupportedIndexError) return commitWithGit(paths, message);
+    // A foreign git took the lock again between our look and our commit: let git wait its turn for us.
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return commitWithGit(paths, message);
     throw gitFailure(paths, "commit", error);
   }
+}
+
+async function commitHere(paths: SessionPaths, message: string): Promise<string | null> {
+  const { commit, leftOut } = await commitInProcess(paths, message, GIT_AUTHOR);
+  for (const entry of leftOut) reportLeftOut(paths, entry);
+  return commit;
 }
 
 /** Creates the repository in-process when it is missing (see init-repository.ts); else adds our exclusions. */

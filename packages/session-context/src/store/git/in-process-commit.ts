@@ -5,13 +5,13 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
-  renameSync,
   statSync,
   unlinkSync,
   writeFileSync,
   type BigIntStats,
 } from "node:fs";
 import { join } from "node:path";
+import { renameOffThread } from "../atomic-file.js";
 import { parseNodeText } from "../history.js";
 import { GIT_EXCLUDES, parseNodeFileName, type SessionPaths } from "../layout.js";
 import {
@@ -160,9 +160,10 @@ export async function commitInProcess(
     } finally {
       closeSync(lockFd);
     }
-    renameSync(lockPath, indexPath);
+    // Both renames replace a file: on the thread pool, where their wait for the journal holds no other session.
+    await renameOffThread(lockPath, indexPath);
     locked = false;
-    if (commit !== null) updateRef(gitDir, head.ref, commit);
+    if (commit !== null) await updateRef(gitDir, head.ref, commit);
     const headNow = commit !== null ? { commit, tree } : (memory?.head ?? null);
     remember(gitDir, {
       indexKey: keyOf(statSync(indexPath, { bigint: true, throwIfNoEntry: false })),

@@ -18,7 +18,7 @@ const seen = vi.hoisted(() => ({
   renamedTo: [] as string[],
   /** fsyncs in flight when each rename was made. */
   inFlightAtRename: [] as number[],
-  /** fsyncs in flight when the commit took its lock (.state/commit.lock). */
+  /** fsyncs in flight when the commit took the index lock (.git/index.lock). */
   inFlightAtCommitLock: null as number | null,
   /** Opening a temp file whose name contains this fails with ENOSPC. */
   failOpenOf: null as string | null,
@@ -50,7 +50,7 @@ vi.mock("node:fs", async () => {
       actual.rename(from, to, callback);
     },
     openSync: (path: NodeFs.PathLike, flags: NodeFs.OpenMode = "r", mode?: NodeFs.Mode): number => {
-      if (String(path).endsWith("commit.lock")) seen.inFlightAtCommitLock = seen.inFlight;
+      if (String(path).endsWith("index.lock")) seen.inFlightAtCommitLock = seen.inFlight;
       if (seen.failOpenOf !== null && String(path).includes(seen.failOpenOf) && String(path).includes(".tmp-"))
         throw Object.assign(new Error("ENOSPC: injected"), { code: "ENOSPC" });
       return actual.openSync(path, flags, mode);
@@ -182,7 +182,7 @@ describe("a node and the meta.json whose head names it", () => {
     expect(seen.renamedTo.indexOf(join(dir, ".git", "index"))).toBeGreaterThan(
       seen.renamedTo.indexOf(join(dir, "meta.json")),
     );
-    // The commit began (took its lock) while the session folder's fsync, for meta.json's name, was in flight.
+    // The commit began (took the index lock) while the session folder's fsync, for meta.json's name, was in flight.
     expect(seen.inFlightAtCommitLock).toBe(1);
     expect(seen.inFlight).toBe(0);
     expect(seen.fsyncs).toBe(2);

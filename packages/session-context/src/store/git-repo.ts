@@ -141,7 +141,7 @@ const prepared = new Set<string>();
 /**
  * Creates the session repository on first use (private modes, local identity,
  * our exclusions, an empty "session init" commit), or adds our exclusions to
- * a repository made by the Python store. Call under the session's commit lock.
+ * a repository made by the Python store. Call under the session lock.
  *
  * simple-git waits 50 ms after any git command that printed nothing, so every
  * command here is one that prints (no --quiet), and the identity is written
@@ -204,7 +204,7 @@ const GIT_LOCK_WAIT_MS = 2_000;
 /**
  * Removes a git lock file (`.git/index.lock`, `.git/refs/heads/main.lock`)
  * left by a process killed in the middle of a commit. Our own git writes run
- * under the session's commit lock, so a lock file seen here belongs to a dead
+ * under the session lock, so a lock file seen here belongs to a dead
  * process, or to a foreign git (the Python store, a person) that is given a
  * moment to finish first.
  */
@@ -432,7 +432,7 @@ export async function gitVersion(): Promise<string> {
 /**
  * `git gc` in the session repository, pinned like every call. Plain `gc`
  * (loose objects younger than two weeks are kept), so a commit racing it from
- * a process that did not take the commit lock loses nothing.
+ * a process that did not take the session lock loses nothing.
  */
 export async function collectGarbage(paths: SessionPaths): Promise<void> {
   if (repositoryState(paths) === "missing") return;

@@ -19,7 +19,6 @@ import { writeSessionFolder } from "./session-folder.js";
 import { fsyncPath } from "./fsync-path.js";
 import { defaultSessionsRoot } from "./default-root.js";
 import { statusAfterAbandon, statusWhenIdle } from "./abandoned-turn.js";
-import { withLock } from "./file-lock.js";
 import { withLeasedLock } from "./lease-lock.js";
 import { commitAll, readLog } from "./git-repo.js";
 import { historyProblems, HistoryFiles, orderedNodes } from "./history.js";
@@ -559,12 +558,14 @@ export class SessionDB {
 
   // ---- turns and git ----------------------------------------------------
 
-  /** Commits everything the turn wrote; returns the sha, or null when nothing changed. */
+  /**
+   * Commits everything the turn wrote; returns the sha, or null when nothing changed. Under the session lock, which
+   * the turn's last write has usually just held and still leases (a lock of its own cost a lock file made and
+   * removed at every turn).
+   */
   async commitTurn(sessionId: string, message = "turn"): Promise<string | null> {
     const paths = this.requirePaths(sessionId);
-    assertSafeToWrite(paths);
-    this.ensureStateDir(paths);
-    return withLock(paths.commitLock, () => commitAll(paths, message));
+    return this.withSessionLock(sessionId, () => commitAll(paths, message));
   }
 
   /** The session's git history, newest first. */

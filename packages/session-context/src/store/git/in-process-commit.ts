@@ -89,8 +89,8 @@ const MAX_KNOWN_OBJECTS = 50_000;
  *
  * Throws UnsupportedIndexError for a repository that needs more of git than
  * this does (hooks, ignore or attributes files, a merge, index version 4,
- * packed history); the caller then runs git itself. Call under the session's
- * commit lock, with `.git/index.lock` not held by anyone else.
+ * packed history); the caller then runs git itself. Call under the session
+ * lock, with `.git/index.lock` not held by anyone else.
  */
 export async function commitInProcess(
   paths: SessionPaths,

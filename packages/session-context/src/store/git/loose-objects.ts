@@ -3,6 +3,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unl
 import { join } from "node:path";
 import { deflateSync, inflateSync } from "node:zlib";
 import { randomHex } from "../../ids.js";
+import { writeObjectsOffThread } from "./object-writer-thread.js";
 
 /** The kinds of git object a turn writes. */
 export type GitObjectType = "blob" | "tree" | "commit";
@@ -46,21 +47,30 @@ export interface PendingObject {
 /**
  * Writes a commit's new objects the same way (temp file, rename to its id),
  * one after another, without first looking for each (the caller passes only
- * objects it does not know to exist; one written again is the same bytes).
- * Synchronous on purpose: done on the thread pool, each of the four steps of
- * each object cost a hand-off between threads, and measured with strace that
- * added more system time per turn than the renames it moved off the event
- * loop. `folders` remembers the fan-out folders known to exist.
+ * objects it does not know to exist; one written again is the same bytes), on
+ * the loose-object writer's thread (object-writer-thread.ts). Not on the
+ * thread pool: there each of the four steps of each object cost a hand-off
+ * between threads, which strace measured as more system time per turn than
+ * the renames it moved off the event loop. `folders` remembers the fan-out
+ * folders known to exist (a folder found missing anyway is made again).
  */
-export function writeLooseObjects(gitDir: string, objects: readonly PendingObject[], folders: Set<string>): void {
-  for (const object of objects) {
+export async function writeLooseObjects(
+  gitDir: string,
+  objects: readonly PendingObject[],
+  folders: Set<string>,
+): Promise<void> {
+  const batch = objects.map((object) => {
     const fanOut = object.id.slice(0, 2);
-    const folder = join(gitDir, "objects", fanOut);
-    if (!folders.has(fanOut)) {
-      mkdirSync(folder, { recursive: true, mode: DIRECTORY_MODE });
-      folders.add(fanOut);
-    }
-    writeObjectFile(folder, object, () => mkdirSync(folder, { recursive: true, mode: DIRECTORY_MODE }));
+    const makeFolder = !folders.has(fanOut);
+    folders.add(fanOut);
+    return { ...object, makeFolder };
+  });
+  try {
+    await writeObjectsOffThread(gitDir, batch);
+  } catch (error) {
+    // Which folders were made is unknown now: the next commit makes them again where needed.
+    for (const object of batch) if (object.makeFolder) folders.delete(object.id.slice(0, 2));
+    throw error;
   }
 }
 

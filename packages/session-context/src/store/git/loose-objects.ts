@@ -48,7 +48,8 @@ export interface PendingObject {
  * Writes a commit's new objects the same way (temp file, rename to its id),
  * one after another, without first looking for each (the caller passes only
  * objects it does not know to exist; one written again is the same bytes), on
- * the loose-object writer's thread (object-writer-thread.ts). Not on the
+ * the loose-object writer's thread (object-writer-thread.ts) once the process
+ * has made a few commits (see COMMITS_BEFORE_THREAD). Not on the
  * thread pool: there each of the four steps of each object cost a hand-off
  * between threads, which strace measured as more system time per turn than
  * the renames it moved off the event loop. `folders` remembers the fan-out
@@ -66,12 +67,29 @@ export async function writeLooseObjects(
     return { ...object, makeFolder };
   });
   try {
-    await writeObjectsOffThread(gitDir, batch);
+    if (commitsWritten < COMMITS_BEFORE_THREAD) {
+      commitsWritten++;
+      for (const object of batch) writeHere(gitDir, object);
+    } else await writeObjectsOffThread(gitDir, batch);
   } catch (error) {
     // Which folders were made is unknown now: the next commit makes them again where needed.
     for (const object of batch) if (object.makeFolder) folders.delete(object.id.slice(0, 2));
     throw error;
   }
+}
+
+/**
+ * A process's first commits write their objects on this thread: starting the writer thread costs more than a few
+ * commits' objects, and a one-turn run (`openprogram chat`) never needs it.
+ */
+const COMMITS_BEFORE_THREAD = 8;
+let commitsWritten = 0;
+
+function writeHere(gitDir: string, object: PendingObject & { makeFolder: boolean }): void {
+  const folder = join(gitDir, "objects", object.id.slice(0, 2));
+  const makeFolder = (): void => void mkdirSync(folder, { recursive: true, mode: DIRECTORY_MODE });
+  if (object.makeFolder) makeFolder();
+  writeObjectFile(folder, object, makeFolder);
 }
 
 function writeObjectFile(folder: string, object: PendingObject, makeFolder: () => void): void {

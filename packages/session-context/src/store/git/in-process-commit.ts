@@ -154,7 +154,7 @@ export async function commitInProcess(
     for (const file of scanWorktree(paths.dir).sort((a, b) => comparePaths(a.path, b.path))) take(file);
     const tree = writeTrees(entries, write);
     const commit = parentTree === tree ? null : write("commit", commitBody(tree, head.commit, identity, message, now));
-    await writeLooseObjects(gitDir, pending, folders);
+    writeLooseObjects(gitDir, pending, folders);
     try {
       writeFileSync(lockFd, serializeIndex(entries));
     } finally {

@@ -3,7 +3,6 @@ import { closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unl
 import { join } from "node:path";
 import { deflateSync, inflateSync } from "node:zlib";
 import { randomHex } from "../../ids.js";
-import { writeObjectsOffThread } from "./object-writer-thread.js";
 
 /** The kinds of git object a turn writes. */
 export type GitObjectType = "blob" | "tree" | "commit";
@@ -47,49 +46,25 @@ export interface PendingObject {
 /**
  * Writes a commit's new objects the same way (temp file, rename to its id),
  * one after another, without first looking for each (the caller passes only
- * objects it does not know to exist; one written again is the same bytes), on
- * the loose-object writer's thread (object-writer-thread.ts) once the process
- * has made a few commits (see COMMITS_BEFORE_THREAD). Not on the
- * thread pool: there each of the four steps of each object cost a hand-off
- * between threads, which strace measured as more system time per turn than
- * the renames it moved off the event loop. `folders` remembers the fan-out
- * folders known to exist (a folder found missing anyway is made again).
+ * objects it does not know to exist; one written again is the same bytes).
+ * Synchronous on purpose: done on the thread pool, each of the four steps of
+ * each object cost a hand-off between threads, and measured with strace that
+ * added more system time per turn than the renames it moved off the event
+ * loop; done on a worker thread of their own (one message a commit), the
+ * server's CPU per turn was 1.6x and its rate 0.7x in alternating rounds
+ * (issue 19, BENCHMARKS.md). `folders` remembers the fan-out folders known to
+ * exist.
  */
-export async function writeLooseObjects(
-  gitDir: string,
-  objects: readonly PendingObject[],
-  folders: Set<string>,
-): Promise<void> {
-  const batch = objects.map((object) => {
+export function writeLooseObjects(gitDir: string, objects: readonly PendingObject[], folders: Set<string>): void {
+  for (const object of objects) {
     const fanOut = object.id.slice(0, 2);
-    const makeFolder = !folders.has(fanOut);
-    folders.add(fanOut);
-    return { ...object, makeFolder };
-  });
-  try {
-    if (commitsWritten < COMMITS_BEFORE_THREAD) {
-      commitsWritten++;
-      for (const object of batch) writeHere(gitDir, object);
-    } else await writeObjectsOffThread(gitDir, batch);
-  } catch (error) {
-    // Which folders were made is unknown now: the next commit makes them again where needed.
-    for (const object of batch) if (object.makeFolder) folders.delete(object.id.slice(0, 2));
-    throw error;
+    const folder = join(gitDir, "objects", fanOut);
+    if (!folders.has(fanOut)) {
+      mkdirSync(folder, { recursive: true, mode: DIRECTORY_MODE });
+      folders.add(fanOut);
+    }
+    writeObjectFile(folder, object, () => mkdirSync(folder, { recursive: true, mode: DIRECTORY_MODE }));
   }
-}
-
-/**
- * A process's first commits write their objects on this thread: starting the writer thread costs more than a few
- * commits' objects, and a one-turn run (`openprogram chat`) never needs it.
- */
-const COMMITS_BEFORE_THREAD = 8;
-let commitsWritten = 0;
-
-function writeHere(gitDir: string, object: PendingObject & { makeFolder: boolean }): void {
-  const folder = join(gitDir, "objects", object.id.slice(0, 2));
-  const makeFolder = (): void => void mkdirSync(folder, { recursive: true, mode: DIRECTORY_MODE });
-  if (object.makeFolder) makeFolder();
-  writeObjectFile(folder, object, makeFolder);
 }
 
 function writeObjectFile(folder: string, object: PendingObject, makeFolder: () => void): void {

@@ -33,7 +33,14 @@ export function sharedTestConfig(packageDir: string, options: SharedTestOptions 
   const reporters: Array<string | [string, Record<string, unknown>]> = ["default"];
   // One report per package and set; scripts/test-summary.mjs sums them and prints each one's wall time.
   const reportName = `${basename(packageDir)}${set === "heavy" ? ".heavy" : ""}.json`;
-  if (reportDir) reporters.push(["json", { outputFile: join(reportDir, reportName) }]);
+  if (reportDir) {
+    reporters.push(["json", { outputFile: join(reportDir, reportName) }]);
+    // The errors no test owned, which the JSON report drops (see the reporter).
+    reporters.push([
+      resolve(root, "scripts/unhandled-errors-reporter.mjs"),
+      { outputFile: join(reportDir, reportName.replace(/\.json$/, ".unhandled.json")) },
+    ]);
+  }
   return {
     resolve: {
       alias: [

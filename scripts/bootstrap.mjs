@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { summarizeReports } from "./test-summary.mjs";
+import { summarizeReports, writeSteps } from "./test-summary.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const PNPM_VERSION = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).packageManager.split("@")[1];
@@ -131,6 +131,11 @@ function test() {
   // package at a time: each is sized for a machine where none of the others runs beside it.
   const heavy = phase("heavy tests", ["test:heavy", "--concurrency=1"]);
   say(phases.join("; "));
+  writeSteps(reportDir, [
+    { name: "build, typecheck and lint", set: "checks", status: checks },
+    { name: "light tests", set: "light", status: light },
+    { name: "heavy tests", set: "heavy", status: heavy },
+  ]);
   const summary = summarizeReports(reportDir, checks || light || heavy);
   process.stdout.write(`${summary.lines.join("\n")}\n`);
   return summary.failed === 0 ? 0 : 1;

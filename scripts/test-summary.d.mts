@@ -8,3 +8,12 @@ export interface TestSummary {
 }
 
 export function summarizeReports(dir: string, exitStatus?: number | null): TestSummary;
+
+/** One step of a run: its exit status, and the test set whose reports would name its failures. */
+export interface RunStep {
+  name: string;
+  set: "checks" | "light" | "heavy";
+  status: number;
+}
+
+export function writeSteps(dir: string, steps: readonly RunStep[]): void;

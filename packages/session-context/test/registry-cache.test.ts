@@ -3,12 +3,12 @@
 // the doctor cannot put right.
 import { execFile, execFileSync } from "node:child_process";
 import { promisify } from "node:util";
-import { readFileSync, watch, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, watch, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { doctorSessions, SessionDB, sessionContext } from "../src/index.js";
-import { flushDelayMs } from "../src/store/registry.js";
+import { flushDelayMs, SessionRegistry } from "../src/store/registry.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 import { childScript, runTsChild } from "./helpers.js";
 
@@ -152,6 +152,30 @@ describe("the registry as a cache", () => {
     const report = await doctorSessions({ db, fix: true });
     expect(report.healthy).toBe(true);
     expect(execFileSync("git", ["fsck", "--strict"], { cwd: join(store.root, "mid"), encoding: "utf8" })).toBe("");
+  });
+});
+
+describe("a flush whose store was removed", () => {
+  it("drops the queued changes quietly when the store goes while the flush writes", async () => {
+    const store = createTempStore("openprogram-registry-gone-");
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on("warning", onWarning);
+    try {
+      await store.db.createSession({ id: "doomed" });
+      const registry = SessionRegistry.of(store.root);
+      expect(registry.hasPending(), "the create queued its entry").toBe(true);
+      // flush() checks that the root exists before it writes; the root goes right after that check.
+      const flushing = registry.flush();
+      rmSync(store.root, { recursive: true, force: true });
+      await flushing;
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(registry.hasPending(), "nothing is left to retry").toBe(false);
+      expect(warnings.filter((message) => message.includes("index.json"))).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+      store.cleanup();
+    }
   });
 });
 

@@ -148,6 +148,11 @@ export class SessionRegistry {
       .then(
         () => undefined,
         (error: unknown) => {
+          // The store was removed while this flush wrote (the check above came just before): as there.
+          if (!existsSync(this.root)) {
+            this.pending = new Map();
+            return;
+          }
           // A read-only or full disk: the changes stay queued and are tried again a second later (the cache is
           // rebuilt from meta.json anyway); said once.
           failed = true;

@@ -3,10 +3,11 @@
 // itself accepts in every way (fsck, log, status, its own commits, gc, tags), as small as git allows, private, and
 // the first turn must commit on top of its "session init" without making another.
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { chat, sessionContext, type SessionDB } from "../src/index.js";
+import { chat, doctorSessions, sessionContext, type SessionDB } from "../src/index.js";
+import { writeSessionFolder } from "../src/store/session-folder.js";
 import { createTempStore, scriptedRuntime, type TempStore } from "../src/testing/index.js";
 import { commitBody } from "../src/store/git/in-process-commit.js";
 import { writeNewRepository } from "../src/store/git/init-repository.js";
@@ -68,7 +69,7 @@ describe("a session created for a turn", () => {
     expect(plainGit(dir, "status", "--porcelain", "--untracked-files=all")).toBe("?? meta.json\n?? workdir/.gitkeep");
   });
 
-  it("takes the first turn's commit on top of session init, then git's own commit, gc and tag", async () => {
+  it("takes the first turn's commit on top of session init, with a clean status and fsck", async () => {
     await store.db.createSession({ id: "s", forTurn: true });
     const dir = join(store.root, "s");
     const sha = await chatTurn(store.db, "s", "turn_1");
@@ -76,17 +77,21 @@ describe("a session created for a turn", () => {
     expect(plainGit(dir, "log", "--format=%s")).toBe("turn turn_1\nsession init");
     expect(plainGit(dir, "status", "--porcelain", "--untracked-files=all")).toBe("");
     expect(() => plainGit(dir, "fsck", "--strict", "--no-dangling")).not.toThrow();
-    // git itself, as the Python store or a person runs it, on the smaller layout: commit, tag, gc, repack.
-    execFileSync("sh", ["-c", "echo note > workdir/note.txt"], { cwd: dir });
+  });
+
+  it("takes git's own commit, a tag and gc on its smaller layout, and our next commit after them", async () => {
+    await store.db.createSession({ id: "s", forTurn: true });
+    const dir = join(store.root, "s");
+    // git itself, as the Python store or a person runs it: the folders it needs it makes, private.
     plainGit(dir, "add", "-A");
     plainGit(dir, "-c", "user.name=p", "-c", "user.email=p@p", "commit", "-q", "-m", "python");
     plainGit(dir, "tag", "v1");
     plainGit(dir, "gc", "--quiet");
-    expect(() => plainGit(dir, "fsck", "--strict", "--no-dangling")).not.toThrow();
     expect(statSync(join(dir, ".git", "objects", "pack")).mode & 0o777).toBe(0o700);
     await chatTurn(store.db, "s", "turn_2");
-    expect(plainGit(dir, "log", "--format=%s")).toBe("turn turn_2\npython\nturn turn_1\nsession init");
+    expect(plainGit(dir, "log", "--format=%s")).toBe("turn turn_2\npython\nsession init");
     expect(plainGit(dir, "status", "--porcelain", "--untracked-files=all")).toBe("");
+    expect(() => plainGit(dir, "fsck", "--strict", "--no-dangling")).not.toThrow();
   });
 
   it("is what sessionContext makes for a new session: the turn commits once, on top of session init", async () => {
@@ -117,6 +122,29 @@ describe("a session created for a turn", () => {
     expect(readdirSync(join(gitDir, "objects", "4b"))).toHaveLength(2);
     expect(plainGit(dir, "log", "--format=%s")).toBe("session init");
     expect(() => plainGit(dir, "fsck", "--strict", "--no-dangling")).not.toThrow();
+  });
+
+  it("killed before its rename leaves a hidden folder, half a repository in it, that blocks nothing and the doctor removes", async () => {
+    // What a kill leaves at any point of the build: here the whole folder, less the branch and an object (as if cut
+    // short), with git's read-only object files in it.
+    mkdirSync(store.root, { recursive: true });
+    const leftover = join(store.root, ".creating-s-0123abcd");
+    await writeSessionFolder(leftover, '{"id": "s"}', true);
+    rmSync(join(leftover, ".git", "refs", "heads", "main"));
+    rmSync(join(leftover, ".git", "objects", "4b"), { recursive: true });
+    const old = new Date(Date.now() - 3_600_000);
+    utimesSync(leftover, old, old);
+    const { runtime } = scriptedRuntime(["hello"]);
+    await sessionContext({ db: store.db, sessionId: "s", runtime, fromEnvironment: false }, async () => chat("hi"));
+    expect(plainGit(join(store.root, "s"), "log", "--format=%s").split("\n")).toEqual([
+      expect.stringMatching(/^turn /),
+      "session init",
+    ]);
+    const report = await doctorSessions({ db: store.db });
+    expect(report.findings.map((finding) => [finding.kind, finding.path])).toEqual([["temp_leftover", leftover]]);
+    await doctorSessions({ db: store.db, fix: true });
+    expect(existsSync(leftover)).toBe(false);
+    expect((await doctorSessions({ db: store.db })).findings).toEqual([]);
   });
 
   it("is made without a repository by default, which the first commit then makes (the lazy path is unchanged)", async () => {

@@ -64,7 +64,7 @@ export async function buildUsageStore(
       withoutCurrentTotal += 1; // crashed before its turn end: no usage.json
       continue;
     }
-    recordUsageTotal(paths, () => usageBuckets(nodes));
+    await recordUsageTotal(paths, () => usageBuckets(nodes));
     if (s % every === 13 % every) {
       // A turn Python OpenProgram wrote afterwards, with its own usage shape.
       withoutCurrentTotal += 1;

@@ -18,7 +18,7 @@ const seen = vi.hoisted(() => ({
   renamedTo: [] as string[],
   /** fsyncs in flight when each rename was made. */
   inFlightAtRename: [] as number[],
-  /** fsyncs in flight when the commit took its lock (.state/commit.lock). */
+  /** fsyncs in flight when the commit took the index lock (.git/index.lock). */
   inFlightAtCommitLock: null as number | null,
   /** Opening a temp file whose name contains this fails with ENOSPC. */
   failOpenOf: null as string | null,
@@ -43,8 +43,14 @@ vi.mock("node:fs", async () => {
       seen.inFlightAtRename.push(seen.inFlight);
       actual.renameSync(from, to);
     },
+    // The store's renames over existing files run on the thread pool (renameOffThread).
+    rename: (from: NodeFs.PathLike, to: NodeFs.PathLike, callback: (error: NodeJS.ErrnoException | null) => void) => {
+      seen.renamedTo.push(String(to));
+      seen.inFlightAtRename.push(seen.inFlight);
+      actual.rename(from, to, callback);
+    },
     openSync: (path: NodeFs.PathLike, flags: NodeFs.OpenMode = "r", mode?: NodeFs.Mode): number => {
-      if (String(path).endsWith("commit.lock")) seen.inFlightAtCommitLock = seen.inFlight;
+      if (String(path).endsWith("index.lock")) seen.inFlightAtCommitLock = seen.inFlight;
       if (seen.failOpenOf !== null && String(path).includes(seen.failOpenOf) && String(path).includes(".tmp-"))
         throw Object.assign(new Error("ENOSPC: injected"), { code: "ENOSPC" });
       return actual.openSync(path, flags, mode);
@@ -164,7 +170,9 @@ describe("a node and the meta.json whose head names it", () => {
   it("a turn's end commits while meta.json's folder is being fsynced, and ends durable and committed", async () => {
     await store.db.createSession({ id: "ending" });
     await store.db.beginTurn("ending", "turn_end");
-    await store.db.appendNode("ending", { role: "user", output: "hello" }, { atHead: true });
+    const user = await store.db.appendNode("ending", { role: "user", output: "hello" }, { atHead: true });
+    // Last write of the turn: a node that leaves the head (and meta.json) where it was.
+    await store.db.appendNode("ending", { role: "code", name: "tool", caller: user.id, output: "inner" });
     await resetSeen();
 
     const sha = await store.db.endTurn("ending", "turn_end", { status: "idle" });
@@ -174,9 +182,54 @@ describe("a node and the meta.json whose head names it", () => {
     expect(seen.renamedTo.indexOf(join(dir, ".git", "index"))).toBeGreaterThan(
       seen.renamedTo.indexOf(join(dir, "meta.json")),
     );
-    // The commit began (took its lock) while the session folder's fsync, for meta.json's name, was in flight.
+    // The commit began (took the index lock) while the session folder's fsync, for meta.json's name, was in flight.
     expect(seen.inFlightAtCommitLock).toBe(1);
     expect(seen.inFlight).toBe(0);
     expect(seen.fsyncs).toBe(2);
+  });
+
+  it("a turn whose last write moved the head ends without writing meta.json again, its updated_at committed", async () => {
+    await store.db.createSession({ id: "stamped" });
+    await store.db.beginTurn("stamped", "turn_stamped");
+    await store.db.appendNode("stamped", { role: "user", output: "hello" }, { atHead: true });
+    const reply = await store.db.appendNode(
+      "stamped",
+      { role: "llm", output: null },
+      { atHead: true, moveHead: false },
+    );
+    const before = Date.now() / 1000;
+    await store.db.updateNode("stamped", reply.id, { output: "hi" }, { advanceHead: true });
+    const stamped = (await store.db.readMeta("stamped")).updated_at;
+    await resetSeen();
+
+    const sha = await store.db.endTurn("stamped", "turn_stamped", { status: "idle" });
+
+    expect(sha).toMatch(/^[0-9a-f]{40}$/);
+    const dir = join(store.root, "stamped");
+    expect(seen.renamedTo).not.toContain(join(dir, "meta.json"));
+    expect(seen.fsyncs).toBe(0);
+    expect(stamped).toBeGreaterThanOrEqual(before - 1);
+    const meta = readFileSync(join(dir, "meta.json"), "utf8");
+    expect((JSON.parse(meta) as { head_id: string }).head_id).toBe(reply.id);
+    // The committed meta.json is the file on disk: the repository is clean after the turn.
+    const { execFileSync } = await import("node:child_process");
+    const git = (...args: string[]): string => execFileSync("git", ["-C", dir, ...args], { encoding: "utf8" });
+    expect(git("show", "HEAD:meta.json")).toBe(meta);
+    expect(git("status", "--porcelain")).toBe("");
+    await store.db.flushRegistry();
+    expect((await store.db.getSession("stamped"))?.updated_at).toBe(stamped);
+  });
+
+  it("a turn's end writes meta.json itself when another writer replaced it after the head moved", async () => {
+    await store.db.createSession({ id: "replaced" });
+    await store.db.beginTurn("replaced", "turn_replaced");
+    await store.db.appendNode("replaced", { role: "user", output: "hello" }, { atHead: true });
+    await store.db.updateSession("replaced", { title: "renamed meanwhile" });
+    await resetSeen();
+
+    await store.db.endTurn("replaced", "turn_replaced", { status: "idle" });
+
+    expect(seen.renamedTo).toContain(join(store.root, "replaced", "meta.json"));
+    expect((await store.db.readMeta("replaced")).title).toBe("renamed meanwhile");
   });
 });

@@ -1,8 +1,6 @@
-import { lstatSync, mkdirSync, readdirSync } from "node:fs";
+import { lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { SessionNotFoundError } from "../errors.js";
-import { DIR_MODE } from "../store/atomic-file.js";
-import { withLock } from "../store/file-lock.js";
 import { collectGarbage } from "../store/git-repo.js";
 import { openStore } from "../store/open-store.js";
 import { storeInternals } from "../store/store-internals.js";
@@ -28,7 +26,7 @@ export interface GcReport {
 
 /**
  * Runs `git gc` in each session repository (or one), never in a session
- * running a turn, and under the session's commit lock so no commit of ours
+ * running a turn, and under the session lock so no commit of ours
  * runs meanwhile; reports the space `.git/` took before and after.
  */
 export async function gcSessions(options: StoreOption & { sessionId?: string } = {}): Promise<GcReport> {
@@ -51,9 +49,8 @@ export async function gcSessions(options: StoreOption & { sessionId?: string } =
     if (bytesBefore === 0) entry.skipped = "no_repository";
     else if (internals.liveTurnIds(sessionId).length > 0) entry.skipped = "running";
     else {
-      // `.state/` (where the lock lives) is ours; a session written by Python does not have it yet.
-      mkdirSync(paths.state, { recursive: true, mode: DIR_MODE });
-      await withLock(paths.commitLock, () => collectGarbage(paths));
+      // Under the session lock, which every commit of ours takes (it makes `.state/` for a session written by Python).
+      await internals.withSessionLock(sessionId, () => collectGarbage(paths));
       entry.bytesAfter = diskUsage(paths.git);
       report.bytesSaved += bytesBefore - entry.bytesAfter;
     }

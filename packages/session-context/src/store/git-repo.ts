@@ -146,7 +146,7 @@ export function rememberNewRepository(paths: SessionPaths): void {
 /**
  * Creates the session repository on first use (private modes, local identity,
  * our exclusions, an empty "session init" commit), or adds our exclusions to
- * a repository made by the Python store. Call under the session's commit lock.
+ * a repository made by the Python store. Call under the session lock.
  *
  * simple-git waits 50 ms after any git command that printed nothing, so every
  * command here is one that prints (no --quiet), and the identity is written
@@ -209,7 +209,7 @@ const GIT_LOCK_WAIT_MS = 2_000;
 /**
  * Removes a git lock file (`.git/index.lock`, `.git/refs/heads/main.lock`)
  * left by a process killed in the middle of a commit. Our own git writes run
- * under the session's commit lock, so a lock file seen here belongs to a dead
+ * under the session lock, so a lock file seen here belongs to a dead
  * process, or to a foreign git (the Python store, a person) that is given a
  * moment to finish first.
  */
@@ -248,19 +248,29 @@ function gitLockFiles(paths: SessionPaths): string[] {
  */
 export async function commitAll(paths: SessionPaths, message: string): Promise<string | null> {
   await ensureRepositoryInProcess(paths);
-  for (const lock of gitLockFiles(paths)) await clearAbandonedLock(lock);
   try {
-    const { commit, leftOut } = await commitInProcess(paths, message, GIT_AUTHOR);
-    for (const entry of leftOut) reportLeftOut(paths, entry);
-    return commit;
+    return await commitHere(paths, message);
   } catch (error) {
     if (error instanceof UnsupportedIndexError) return commitWithGit(paths, message);
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") {
-      // A foreign git took the index lock between our check and our commit: let git wait its turn for us.
-      return commitWithGit(paths, message);
-    }
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw gitFailure(paths, "commit", error);
+  }
+  // A git lock file was there (looked for only then: two reads and two looks a turn saved). Left by a process
+  // killed mid-commit, it is removed; a foreign git is given a moment to finish first.
+  for (const lock of gitLockFiles(paths)) await clearAbandonedLock(lock);
+  try {
+    return await commitHere(paths, message);
+  } catch (error) {
+    if (error instanceof UnsupportedIndexError) return commitWithGit(paths, message);
+    // A foreign git took the lock again between our look and our commit: let git wait its turn for us.
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return commitWithGit(paths, message);
     throw gitFailure(paths, "commit", error);
   }
+}
+
+async function commitHere(paths: SessionPaths, message: string): Promise<string | null> {
+  const { commit, leftOut } = await commitInProcess(paths, message, GIT_AUTHOR);
+  for (const entry of leftOut) reportLeftOut(paths, entry);
+  return commit;
 }
 
 /** Creates the repository in-process when it is missing (see init-repository.ts); else adds our exclusions. */
@@ -426,7 +436,7 @@ export async function gitVersion(): Promise<string> {
 /**
  * `git gc` in the session repository, pinned like every call. Plain `gc`
  * (loose objects younger than two weeks are kept), so a commit racing it from
- * a process that did not take the commit lock loses nothing.
+ * a process that did not take the session lock loses nothing.
  */
 export async function collectGarbage(paths: SessionPaths): Promise<void> {
   if (repositoryState(paths) === "missing") return;

@@ -33,7 +33,6 @@ export class SessionPaths {
   readonly git: string;
   readonly state: string;
   readonly lock: string;
-  readonly commitLock: string;
   readonly journal: string;
   readonly turns: string;
 
@@ -49,7 +48,6 @@ export class SessionPaths {
     this.git = join(this.dir, ".git");
     this.state = join(this.dir, ".state");
     this.lock = join(this.state, "lock");
-    this.commitLock = join(this.state, "commit.lock");
     this.journal = join(this.state, "journal");
     this.turns = join(this.state, "turns");
   }

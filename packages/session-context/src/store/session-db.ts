@@ -19,7 +19,6 @@ import { writeSessionFolder } from "./session-folder.js";
 import { fsyncPath } from "./fsync-path.js";
 import { defaultSessionsRoot } from "./default-root.js";
 import { statusAfterAbandon, statusWhenIdle } from "./abandoned-turn.js";
-import { withLock } from "./file-lock.js";
 import { withLeasedLock } from "./lease-lock.js";
 import { commitAll, readLog, rememberNewRepository } from "./git-repo.js";
 import { historyProblems, HistoryFiles, orderedNodes } from "./history.js";
@@ -27,6 +26,7 @@ import { clipLine, clipText } from "../messages/clip-text.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import { CREATING_PREFIX, SessionPaths } from "./layout.js";
 import { readMetaFile } from "./meta-file.js";
+import { MetaStamps } from "./meta-stamp.js";
 import { registryEntryFromMeta, SessionRegistry } from "./registry.js";
 import { assertSafeToWrite, lstatOrNull, refuseExisting } from "./safe-paths.js";
 import { registerStoreInternals } from "./store-internals.js";
@@ -129,6 +129,8 @@ export class SessionDB {
   private readonly usableSessions = new Map<string, string>();
   /** Sessions this instance has already checked for a turn abandoned by a crash. */
   private readonly recoveryChecked = new Set<string>();
+  /** meta.json stamped with `updated_at` by a turn's last head move (meta-stamp.ts). */
+  private readonly metaStamps = new MetaStamps();
 
   constructor(options: SessionDBOptions = {}) {
     this.root = resolve(options.root ?? defaultSessionsRoot());
@@ -457,6 +459,7 @@ export class SessionDB {
     this.preparedState.delete(paths.state);
     this.usableSessions.delete(sessionId);
     this.recoveryChecked.delete(sessionId);
+    this.metaStamps.forget(sessionId);
   }
 
   // ---- nodes ------------------------------------------------------------
@@ -468,9 +471,11 @@ export class SessionDB {
       // Read once: the head the node links to and the meta.json written beside it when it moves the head.
       let meta: SessionMeta | undefined;
       const readMeta = (): SessionMeta => (meta ??= this.readMetaSync(sessionId));
-      const { node } = await this.history.append(paths, draft, options, readMeta, (added, movedHead) =>
-        movedHead ? [this.metaWrite(sessionId, readMeta(), { head_id: added.id })] : [],
+      const updatedAt = nowSeconds();
+      const { node, movedHead } = await this.history.append(paths, draft, options, readMeta, (added, moved) =>
+        moved ? [this.metaWrite(sessionId, readMeta(), { head_id: added.id, updated_at: updatedAt })] : [],
       );
+      if (movedHead) this.metaStamps.record(paths, updatedAt);
       return node;
     });
   }
@@ -484,13 +489,19 @@ export class SessionDB {
   ): Promise<SessionNode> {
     const paths = this.requirePaths(sessionId);
     return this.withSessionLock(sessionId, async () => {
-      return this.history.update(paths, sessionId, nodeId, patch, (node) => {
-        if (!options.advanceHead || node.caller !== "") return [];
+      const updatedAt = nowSeconds();
+      let movedHead = false;
+      const node = await this.history.update(paths, sessionId, nodeId, patch, (updated) => {
+        if (!options.advanceHead || updated.caller !== "") return [];
         // Only a reply that still extends the head moves it: a branch made meanwhile keeps its place.
         const meta = this.readMetaSync(sessionId);
-        const predecessor = node.predecessor === "ROOT" ? null : node.predecessor;
-        return (meta.head_id ?? null) === predecessor ? [this.metaWrite(sessionId, meta, { head_id: node.id })] : [];
+        const predecessor = updated.predecessor === "ROOT" ? null : updated.predecessor;
+        if ((meta.head_id ?? null) !== predecessor) return [];
+        movedHead = true;
+        return [this.metaWrite(sessionId, meta, { head_id: updated.id, updated_at: updatedAt })];
       });
+      if (movedHead) this.metaStamps.record(paths, updatedAt);
+      return node;
     });
   }
 
@@ -555,12 +566,14 @@ export class SessionDB {
 
   // ---- turns and git ----------------------------------------------------
 
-  /** Commits everything the turn wrote; returns the sha, or null when nothing changed. */
+  /**
+   * Commits everything the turn wrote; returns the sha, or null when nothing changed. Under the session lock, which
+   * the turn's last write has usually just held and still leases (a lock of its own cost a lock file made and
+   * removed at every turn).
+   */
   async commitTurn(sessionId: string, message = "turn"): Promise<string | null> {
     const paths = this.requirePaths(sessionId);
-    assertSafeToWrite(paths);
-    this.ensureStateDir(paths);
-    return withLock(paths.commitLock, () => commitAll(paths, message));
+    return this.withSessionLock(sessionId, () => commitAll(paths, message));
   }
 
   /** The session's git history, newest first. */
@@ -594,12 +607,18 @@ export class SessionDB {
     try {
       if (liveTurnLeases(paths, turnId).length === 0) await this.interruptUnfinished(sessionId);
       // meta.json's updated_at goes into the turn's commit: written after it, it left every
-      // session repository dirty (` M meta.json`) and doctor reporting an uncommitted tail.
-      const updatedAt = nowSeconds();
-      const meta = await this.withSessionLock(sessionId, async () =>
-        renameFilesDurably([this.metaWrite(sessionId, this.readMetaSync(sessionId), { updated_at: updatedAt })]),
-      );
-      recordUsageTotal(paths, () => this.history.usageBuckets(paths));
+      // session repository dirty (` M meta.json`) and doctor reporting an uncommitted tail. A turn whose last write
+      // moved the head wrote it then (meta-stamp.ts).
+      const stamped = this.metaStamps.take(paths);
+      const updatedAt = stamped ?? nowSeconds();
+      // Before meta.json: its rename runs on the thread pool, and the commit should start while meta.json's fsync runs.
+      await recordUsageTotal(paths, () => this.history.usageBuckets(paths));
+      const meta =
+        stamped !== null
+          ? { durable: Promise.resolve(null) }
+          : await this.withSessionLock(sessionId, async () =>
+              renameFilesDurably([this.metaWrite(sessionId, this.readMetaSync(sessionId), { updated_at: updatedAt })]),
+            );
       // Committed while meta.json's folder is fsynced on the thread pool: the commit reads the file, not its name's
       // durability, and the turn ends once both are done.
       const sha = await this.commitTurn(sessionId, options.message ?? `turn ${turnId}`).finally(async () => {

@@ -1,9 +1,9 @@
-import { readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { open, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { StoreWriteError } from "../errors.js";
 import type { UsageBucket } from "../usage/usage-buckets.js";
-import { FILE_MODE, tempPathFor } from "./atomic-file.js";
+import { FILE_MODE, renameOffThread, tempPathFor } from "./atomic-file.js";
 import type { SessionPaths } from "./layout.js";
 import { reportStoreProblem } from "./registry.js";
 
@@ -43,9 +43,9 @@ interface UsageTotalFile {
  * rebuilt from the nodes, which are durable. Never fails the turn: a total
  * that cannot be written is reported once as a warning and rebuilt on read.
  */
-export function recordUsageTotal(paths: SessionPaths, buckets: () => UsageBucket[]): void {
+export async function recordUsageTotal(paths: SessionPaths, buckets: () => UsageBucket[]): Promise<void> {
   try {
-    writeUsageTotal(paths, buckets);
+    await writeUsageTotal(paths, buckets);
   } catch (error) {
     reportStoreProblem(
       `The usage total of ${paths.dir} could not be written (${(error as Error).message}); it is rebuilt from the nodes when read.`,
@@ -53,7 +53,7 @@ export function recordUsageTotal(paths: SessionPaths, buckets: () => UsageBucket
   }
 }
 
-function writeUsageTotal(paths: SessionPaths, buckets: () => UsageBucket[]): void {
+async function writeUsageTotal(paths: SessionPaths, buckets: () => UsageBucket[]): Promise<void> {
   const fingerprint = historyFingerprint(paths.dir);
   const file: UsageTotalFile = {
     version: USAGE_TOTAL_VERSION,
@@ -68,7 +68,7 @@ function writeUsageTotal(paths: SessionPaths, buckets: () => UsageBucket[]): voi
       cached_input_tokens: bucket.cachedInputTokens,
     })),
   };
-  replaceFileSync(join(paths.dir, USAGE_TOTAL_FILE), `${JSON.stringify(file)}\n`);
+  await replaceFileWrittenHere(join(paths.dir, USAGE_TOTAL_FILE), `${JSON.stringify(file)}\n`);
 }
 
 /**
@@ -109,14 +109,15 @@ export function historyFingerprint(sessionDir: string): string {
 }
 
 /**
- * The same, on this thread: a small file into the page cache, as cheap as the hand-offs to the thread pool
- * that writing it there took (four per turn).
+ * The same, written on this thread (a small file into the page cache, as cheap as the hand-offs to the thread
+ * pool that writing it there took) and renamed over the old total on the pool: that rename frees the old file
+ * and waits for the journal (see renameOffThread).
  */
-function replaceFileSync(path: string, text: string): void {
+async function replaceFileWrittenHere(path: string, text: string): Promise<void> {
   const temporary = tempPathFor(path);
   try {
     writeFileSync(temporary, text, { mode: FILE_MODE, flag: "wx" });
-    renameSync(temporary, path);
+    await renameOffThread(temporary, path);
   } catch (error) {
     try {
       unlinkSync(temporary);

@@ -5,13 +5,13 @@ import {
   readdirSync,
   readFileSync,
   readlinkSync,
-  renameSync,
   statSync,
   unlinkSync,
   writeFileSync,
   type BigIntStats,
 } from "node:fs";
 import { join } from "node:path";
+import { renameOffThread } from "../atomic-file.js";
 import { parseNodeText } from "../history.js";
 import { GIT_EXCLUDES, parseNodeFileName, type SessionPaths } from "../layout.js";
 import {
@@ -89,8 +89,8 @@ const MAX_KNOWN_OBJECTS = 50_000;
  *
  * Throws UnsupportedIndexError for a repository that needs more of git than
  * this does (hooks, ignore or attributes files, a merge, index version 4,
- * packed history); the caller then runs git itself. Call under the session's
- * commit lock, with `.git/index.lock` not held by anyone else.
+ * packed history); the caller then runs git itself. Call under the session
+ * lock, with `.git/index.lock` not held by anyone else.
  */
 export async function commitInProcess(
   paths: SessionPaths,
@@ -160,9 +160,10 @@ export async function commitInProcess(
     } finally {
       closeSync(lockFd);
     }
-    renameSync(lockPath, indexPath);
+    // Both renames replace a file: on the thread pool, where their wait for the journal holds no other session.
+    await renameOffThread(lockPath, indexPath);
     locked = false;
-    if (commit !== null) updateRef(gitDir, head.ref, commit);
+    if (commit !== null) await updateRef(gitDir, head.ref, commit);
     const headNow = commit !== null ? { commit, tree } : (memory?.head ?? null);
     remember(gitDir, {
       indexKey: keyOf(statSync(indexPath, { bigint: true, throwIfNoEntry: false })),

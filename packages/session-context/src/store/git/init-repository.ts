@@ -89,7 +89,7 @@ function writeObjectInPrivateFolder(
 
 /**
  * Creates a session's repository in this process, for a session made without
- * one (by createSession without `withRepository`, or a Python store's session
+ * one (by createSession without `forTurn`, or a Python store's session
  * before its first commit). It is built whole in `building` (a folder git does
  * not see, under `.state/`) and renamed to `.git`, so a kill leaves either no
  * repository or a complete one, never a `.git` that git refuses. Returns false

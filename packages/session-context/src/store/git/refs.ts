@@ -1,5 +1,6 @@
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { renameOffThread } from "../atomic-file.js";
 import { UnsupportedIndexError } from "./git-index.js";
 
 /** The branch HEAD names and the commit it points at (null before the first commit). */
@@ -54,7 +55,7 @@ function readRef(gitDir: string, ref: string): string | null {
  * fsynced, as git does not fsync refs by default. Throws EEXIST while another
  * writer holds the lock.
  */
-export function updateRef(gitDir: string, ref: string, commit: string): void {
+export async function updateRef(gitDir: string, ref: string, commit: string): Promise<void> {
   const target = join(gitDir, ref);
   const lock = `${target}.lock`;
   let fd: number;
@@ -74,5 +75,6 @@ export function updateRef(gitDir: string, ref: string, commit: string): void {
     throw error;
   }
   closeSync(fd);
-  renameSync(lock, target);
+  // Over the old ref, on the thread pool (see renameOffThread).
+  await renameOffThread(lock, target);
 }

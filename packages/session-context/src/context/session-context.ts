@@ -166,6 +166,8 @@ async function openSession(
     agentId: options.agentId ?? "main",
     source: options.source ?? (carrier ? "process" : "code"),
     title: options.title ?? "",
+    // A session made here is made for this turn: its repository and lease folder come with it.
+    forTurn: true,
   };
   const requested = options.sessionId ?? carrier?.sessionId;
   if (requested !== undefined) {

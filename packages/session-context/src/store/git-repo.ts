@@ -138,6 +138,11 @@ function repositoryState(paths: SessionPaths): "missing" | "directory" {
 
 const prepared = new Set<string>();
 
+/** A repository this process made whole (writeNewRepository) with the session: its first commit need not check it. */
+export function rememberNewRepository(paths: SessionPaths): void {
+  prepared.add(paths.dir);
+}
+
 /**
  * Creates the session repository on first use (private modes, local identity,
  * our exclusions, an empty "session init" commit), or adds our exclusions to
@@ -280,9 +285,8 @@ async function ensureRepositoryInProcess(paths: SessionPaths): Promise<void> {
       throw gitFailure(paths, "init", error);
     }
     if (made) {
-      // Made here with our exclusions: nothing of git is needed to open it (a new session's first commit then
-      // loads no simple-git and reads no exclude file). git itself may commit to it later (commitWithGit).
-      makeCommitMessagePrivate(paths);
+      // Made here with our exclusions and a private COMMIT_EDITMSG: nothing of git is needed to open it (a new
+      // session's first commit then loads no simple-git and reads no exclude file). git itself may commit to it later.
       prepared.add(paths.dir);
       return;
     }

@@ -16,6 +16,11 @@ export function hashObject(type: GitObjectType, content: Uint8Array): string {
   return createHash("sha1").update(`${type} ${content.length}\0`).update(content).digest("hex");
 }
 
+/** A loose object file's bytes: zlib of `<type> <size>\0<content>` (level 1: git reads any level). */
+export function looseObjectBytes(type: GitObjectType, content: Uint8Array): Buffer {
+  return deflateSync(Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content]), { level: 1 });
+}
+
 /**
  * Writes one loose object as git does: zlib of header and content into a
  * `tmp_obj_*` file in the object's folder, then renamed to its id. A kill
@@ -69,8 +74,7 @@ export function writeLooseObjects(gitDir: string, objects: readonly PendingObjec
 
 function writeObjectFile(folder: string, object: PendingObject, makeFolder: () => void): void {
   const temporary = join(folder, `tmp_obj_${randomHex(8)}`);
-  const header = Buffer.from(`${object.type} ${object.content.length}\0`);
-  const compressed = deflateSync(Buffer.concat([header, object.content]), { level: 1 });
+  const compressed = looseObjectBytes(object.type, object.content);
   let fd: number;
   try {
     fd = openSync(temporary, "wx", OBJECT_MODE);

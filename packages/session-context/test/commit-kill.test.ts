@@ -1,23 +1,15 @@
 // kill -9 of a process running turns, at points spread over its commits (objects, index, ref, registry flush):
 // every acknowledged node survives, `git fsck --strict` passes, the doctor repairs what is left, and the next turn
 // commits with git's own view clean. Heavy: eight child processes.
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { doctorSessions, SessionDB, sessionContext } from "../src/index.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
-import { childScript } from "./helpers.js";
+import { childScript, plainGit } from "./helpers.js";
 
 const KILLS = 8;
-
-function plainGit(dir: string, ...args: string[]): string {
-  return execFileSync("git", args, {
-    cwd: dir,
-    encoding: "utf8",
-    env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
-  }).trim();
-}
 
 /** Runs the turn loop, kills it `delayMs` after its first acknowledged node; resolves with the acknowledged ids. */
 function runAndKill(root: string, delayMs: number): Promise<string[]> {

@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import type { SessionDB } from "../src/index.js";
 
 /** Runs a TypeScript file in a real child Node process (through tsx) and resolves with its output. */
 export function runTsChild(
@@ -29,4 +30,25 @@ export function childScript(name: string): string {
 /** git in a directory, output trimmed. */
 export function git(dir: string, ...args: string[]): string {
   return execFileSync("git", args, { cwd: dir, encoding: "utf8" }).trim();
+}
+
+/** git with no user or system configuration, as a plain `git add -A && git commit` by the Python store runs it. */
+export function plainGit(dir: string, ...args: string[]): string {
+  return execFileSync("git", args, {
+    cwd: dir,
+    encoding: "utf8",
+    env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
+  }).trim();
+}
+
+/** One chat-like turn written through the store: `nodes` nodes at the head (user, llm, ...), then its end and commit. */
+export async function chatTurn(db: SessionDB, sessionId: string, turnId: string, nodes = 4): Promise<string | null> {
+  await db.beginTurn(sessionId, turnId);
+  for (let index = 0; index < nodes; index++)
+    await db.appendNode(
+      sessionId,
+      { role: index % 2 ? "llm" : "user", output: `${turnId} ${index} ünï` },
+      { atHead: true },
+    );
+  return db.endTurn(sessionId, turnId, { status: "idle" });
 }

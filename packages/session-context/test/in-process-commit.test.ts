@@ -7,27 +7,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { doctorSessions, SessionDB } from "../src/index.js";
 import { createTempStore, PYTHON_SESSIONS_FIXTURE, type TempStore } from "../src/testing/index.js";
-import { git } from "./helpers.js";
-
-/** git with no user or system configuration, as a plain `git add -A && git commit` by the Python store runs it. */
-function plainGit(dir: string, ...args: string[]): string {
-  return execFileSync("git", args, {
-    cwd: dir,
-    encoding: "utf8",
-    env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
-  }).trim();
-}
-
-async function chatTurn(db: SessionDB, sessionId: string, turnId: string, nodes = 4): Promise<string | null> {
-  await db.beginTurn(sessionId, turnId);
-  for (let index = 0; index < nodes; index++)
-    await db.appendNode(
-      sessionId,
-      { role: index % 2 ? "llm" : "user", output: `${turnId} ${index} ünï` },
-      { atHead: true },
-    );
-  return db.endTurn(sessionId, turnId, { status: "idle" });
-}
+import { chatTurn, git, plainGit } from "./helpers.js";
 
 /** git commit writes the message into .git/COMMIT_EDITMSG; the in-process commit does not: so git was not run. */
 function assertCommittedInProcess(dir: string, turnId: string): void {

@@ -2,35 +2,19 @@
 // repository from the start, built inside the folder that is renamed into place: the repository must be one git
 // itself accepts in every way (fsck, log, status, its own commits, gc, tags), as small as git allows, private, and
 // the first turn must commit on top of its "session init" without making another.
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { chat, doctorSessions, sessionContext, type SessionDB } from "../src/index.js";
+import { chat, doctorSessions, sessionContext } from "../src/index.js";
 import { writeSessionFolder } from "../src/store/session-folder.js";
 import { createTempStore, scriptedRuntime, type TempStore } from "../src/testing/index.js";
 import { commitBody } from "../src/store/git/in-process-commit.js";
 import { writeNewRepository } from "../src/store/git/init-repository.js";
 import { hashObject } from "../src/store/git/loose-objects.js";
+import { chatTurn, plainGit } from "./helpers.js";
 
 const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 const IDENTITY = { name: "OpenProgram", email: "openprogram@local" };
-
-/** git with no user or system configuration, as the Python store runs it. */
-function plainGit(dir: string, ...args: string[]): string {
-  return execFileSync("git", args, {
-    cwd: dir,
-    encoding: "utf8",
-    env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
-  }).trim();
-}
-
-async function chatTurn(db: SessionDB, sessionId: string, turnId: string): Promise<string | null> {
-  await db.beginTurn(sessionId, turnId);
-  await db.appendNode(sessionId, { role: "user", output: `${turnId} hi` }, { atHead: true });
-  await db.appendNode(sessionId, { role: "llm", output: `${turnId} hello` }, { atHead: true });
-  return db.endTurn(sessionId, turnId, { status: "idle" });
-}
 
 describe("a session created for a turn", () => {
   let store: TempStore;
@@ -72,7 +56,7 @@ describe("a session created for a turn", () => {
   it("takes the first turn's commit on top of session init, with a clean status and fsck", async () => {
     await store.db.createSession({ id: "s", forTurn: true });
     const dir = join(store.root, "s");
-    const sha = await chatTurn(store.db, "s", "turn_1");
+    const sha = await chatTurn(store.db, "s", "turn_1", 2);
     expect(plainGit(dir, "rev-parse", "HEAD")).toBe(sha);
     expect(plainGit(dir, "log", "--format=%s")).toBe("turn turn_1\nsession init");
     expect(plainGit(dir, "status", "--porcelain", "--untracked-files=all")).toBe("");
@@ -88,7 +72,7 @@ describe("a session created for a turn", () => {
     plainGit(dir, "tag", "v1");
     plainGit(dir, "gc", "--quiet");
     expect(statSync(join(dir, ".git", "objects", "pack")).mode & 0o777).toBe(0o700);
-    await chatTurn(store.db, "s", "turn_2");
+    await chatTurn(store.db, "s", "turn_2", 2);
     expect(plainGit(dir, "log", "--format=%s")).toBe("turn turn_2\npython\nsession init");
     expect(plainGit(dir, "status", "--porcelain", "--untracked-files=all")).toBe("");
     expect(() => plainGit(dir, "fsck", "--strict", "--no-dangling")).not.toThrow();
@@ -151,7 +135,7 @@ describe("a session created for a turn", () => {
     await store.db.createSession({ id: "lazy" });
     const dir = join(store.root, "lazy");
     expect(existsSync(join(dir, ".git"))).toBe(false);
-    await chatTurn(store.db, "lazy", "turn_1");
+    await chatTurn(store.db, "lazy", "turn_1", 2);
     expect(plainGit(dir, "log", "--format=%s")).toBe("turn turn_1\nsession init");
     expect(readdirSync(join(dir, ".git")).sort()).toEqual([
       "COMMIT_EDITMSG",

@@ -6,9 +6,9 @@
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { iterations, median } from "@openprogram/bench-kit";
-import { WebSocket } from "ws";
+import { comparisonLine, iterations, percentile } from "@openprogram/bench-kit";
 import { startBenchChild, type BenchChild } from "./bench-child.js";
+import { runChatClient } from "./chat-client.js";
 import type { ChildRequest } from "./server-child.js";
 
 const [otherRoot, roundsArgument = "3", only] = process.argv.slice(2);
@@ -22,31 +22,6 @@ const SERVERS = {
 };
 type Side = keyof typeof SERVERS;
 
-/** One client's chat turns, each ended by turn_done; `fresh`: a new session every turn. */
-async function client(port: number, turns: number, fresh: boolean, latencies: number[]): Promise<void> {
-  const socket = new WebSocket(`ws://127.0.0.1:${port}/ws`, { perMessageDeflate: false });
-  await new Promise((done, fail) => socket.once("open", done).once("error", fail));
-  let sessionId: string | undefined;
-  for (let turn = 0; turn < turns; turn++) {
-    const started = performance.now();
-    await new Promise<void>((done, fail) => {
-      const onMessage = (data: Buffer): void => {
-        const frame = JSON.parse(data.toString("utf8")) as { type: string; session_id?: string };
-        if (frame.type === "session") sessionId = frame.session_id;
-        if (frame.type === "turn_done") {
-          socket.off("message", onMessage);
-          done();
-        } else if (frame.type === "turn_failed" || frame.type === "error") fail(new Error(JSON.stringify(frame)));
-      };
-      socket.on("message", onMessage);
-      const session = !fresh && sessionId ? { session_id: sessionId } : {};
-      socket.send(JSON.stringify({ type: "chat", text: `message ${turn}`, ...session }));
-    });
-    latencies.push(performance.now() - started);
-  }
-  socket.close();
-}
-
 interface Round {
   turnsPerSecond: number;
   cpuMsPerTurn: number;
@@ -57,14 +32,15 @@ async function round(server: BenchChild<ChildRequest>, fresh: boolean): Promise<
   const latencies: number[] = [];
   const before = (await server.ask<{ cpuMs: number }>({ cmd: "cpu" })).cpuMs;
   const began = performance.now();
-  await Promise.all(Array.from({ length: CLIENTS }, () => client(server.port, TURNS, fresh, latencies)));
+  await Promise.all(
+    Array.from({ length: CLIENTS }, () => runChatClient(server.port, TURNS, { newSessions: fresh, latencies })),
+  );
   const wall = performance.now() - began;
   const cpu = (await server.ask<{ cpuMs: number }>({ cmd: "cpu" })).cpuMs - before;
-  latencies.sort((a, b) => a - b);
   return {
     turnsPerSecond: latencies.length / (wall / 1000),
     cpuMsPerTurn: cpu / latencies.length,
-    p99: latencies[Math.ceil(latencies.length * 0.99) - 1] as number,
+    p99: percentile(latencies, 99),
   };
 }
 
@@ -82,10 +58,7 @@ const servers = {
   this: await startBenchChild<ChildRequest>(SERVERS.this, ["dispatcher", replies]),
   other: await startBenchChild<ChildRequest>(SERVERS.other, ["dispatcher", replies]),
 };
-for (const side of ["this", "other"] as const) {
-  const warm: number[] = [];
-  await client(servers[side].port, 10, false, warm);
-}
+for (const side of ["this", "other"] as const) await runChatClient(servers[side].port, 10, { newSessions: false });
 for (let index = 0; index < (only === "new" ? 0 : ROUNDS); index++) {
   // Which goes first alternates too.
   const order: Side[] = index % 2 === 0 ? ["this", "other"] : ["other", "this"];
@@ -108,11 +81,7 @@ for (const kind of ["continued", "new"] as const) {
     ["server CPU ms/turn", (r: Round) => r.cpuMsPerTurn],
     ["p99 ms", (r: Round) => r.p99],
   ] as const) {
-    const ours = median(results[kind].this.map(pick));
-    const theirs = median(results[kind].other.map(pick));
-    const each = (side: Side): string => results[kind][side].map((r) => pick(r).toFixed(1)).join(", ");
-    process.stdout.write(
-      `${kind} ${metric}: this ${ours.toFixed(2)} | other ${theirs.toFixed(2)} | ratio ${(ours / theirs).toFixed(2)}x  (this: ${each("this")}; other: ${each("other")})\n`,
-    );
+    const line = comparisonLine(`${kind} ${metric}`, results[kind].this.map(pick), results[kind].other.map(pick), 1);
+    process.stdout.write(`${line}\n`);
   }
 }

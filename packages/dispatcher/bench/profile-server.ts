@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { WebSocket } from "ws";
+import { runChatClient } from "./chat-client.js";
 
 const [round = "continued", output = "server.cpuprofile", clients = "50"] = process.argv.slice(2);
 const CLIENTS = Number(clients);
@@ -33,33 +33,11 @@ const ask = <T>(request: object): Promise<T> =>
     child.send(request);
   });
 
-async function client(turns: number, newSessions: boolean): Promise<void> {
-  const socket = new WebSocket(`ws://127.0.0.1:${port}/ws`, { perMessageDeflate: false });
-  await new Promise((resolve, reject) => socket.once("open", resolve).once("error", reject));
-  let sessionId: string | undefined;
-  for (let turn = 0; turn < turns; turn++) {
-    await new Promise<void>((resolve, reject) => {
-      const onMessage = (data: Buffer): void => {
-        const frame = JSON.parse(data.toString("utf8")) as { type: string; session_id?: string };
-        if (frame.type === "session") sessionId = frame.session_id;
-        if (frame.type === "turn_done") {
-          socket.off("message", onMessage);
-          resolve();
-        } else if (frame.type === "turn_failed" || frame.type === "error") reject(new Error(JSON.stringify(frame)));
-      };
-      socket.on("message", onMessage);
-      const session = !newSessions && sessionId ? { session_id: sessionId } : {};
-      socket.send(JSON.stringify({ type: "chat", text: `message ${turn}`, ...session }));
-    });
-  }
-  socket.close();
-}
-
-await client(10, round === "new");
+await runChatClient(port, 10, { newSessions: round === "new" });
 await ask({ cmd: "profile-start" });
 const before = (await ask<{ cpuMs: number }>({ cmd: "cpu" })).cpuMs;
 const began = performance.now();
-await Promise.all(Array.from({ length: CLIENTS }, () => client(TURNS, round === "new")));
+await Promise.all(Array.from({ length: CLIENTS }, () => runChatClient(port, TURNS, { newSessions: round === "new" })));
 const wall = performance.now() - began;
 const after = (await ask<{ cpuMs: number }>({ cmd: "cpu" })).cpuMs;
 await ask({ cmd: "profile-stop", path: resolve(output) });

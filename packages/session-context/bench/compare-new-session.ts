@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { iterations, median } from "@openprogram/bench-kit";
+import { comparisonLine, iterations } from "@openprogram/bench-kit";
 
 const [otherRoot, roundsArgument = "5"] = process.argv.slice(2);
 if (!otherRoot) throw new Error("usage: tsx bench/compare-new-session.ts <other checkout's root> [rounds]");
@@ -116,11 +116,7 @@ for (const [kind, label] of [
     ["wall ms/turn", (r: Round) => r.wallMsPerTurn],
     ["CPU ms/turn", (r: Round) => r.cpuMsPerTurn],
   ] as const) {
-    const ours = median(results[kind].this.map(pick));
-    const theirs = median(results[kind].other.map(pick));
-    const each = (side: Side): string => results[kind][side].map((r) => pick(r).toFixed(2)).join(", ");
-    process.stdout.write(
-      `${label} ${metric}: this ${ours.toFixed(2)} | other ${theirs.toFixed(2)} | ratio ${(ours / theirs).toFixed(2)}x  (this: ${each("this")}; other: ${each("other")})\n`,
-    );
+    const line = comparisonLine(`${label} ${metric}`, results[kind].this.map(pick), results[kind].other.map(pick), 2);
+    process.stdout.write(`${line}\n`);
   }
 }

@@ -62,10 +62,7 @@ let store: TempStore;
 beforeEach(() => {
   store = createTempStore("openprogram-grouped-");
 });
-afterEach(async () => {
-  await store.db.flushRegistry();
-  store.cleanup();
-});
+afterEach(() => store.cleanup());
 
 /** Starts counting afresh, once the registry's queued write (registry.ts) is done: only the append is counted. */
 async function resetSeen(): Promise<void> {

@@ -72,10 +72,7 @@ describe("the usage total at each turn's end", () => {
   beforeEach(() => {
     store = createTempStore("openprogram-tally-");
   });
-  afterEach(async () => {
-    await store.db.flushRegistry();
-    store.cleanup();
-  });
+  afterEach(() => store.cleanup());
 
   /** One turn: a user node, an llm node appended running and finished with its usage, as a chat turn writes them. */
   async function chatTurn(

@@ -75,3 +75,13 @@ export function format(value: number, unit: BenchFigure["unit"]): string {
   const digits = value >= 100 ? 0 : value >= 10 ? 1 : value >= 1 ? 2 : 3;
   return `${value.toFixed(digits)} ${unit}`;
 }
+
+/**
+ * One line comparing two checkouts' samples of a figure, taken in alternating rounds (bench/compare.ts and the
+ * like): each side's median, the ratio this / other, and every sample.
+ */
+export function comparisonLine(label: string, ours: readonly number[], theirs: readonly number[], digits = 2): string {
+  const each = (values: readonly number[]): string => values.map((value) => value.toFixed(digits)).join(", ");
+  const [mine, other] = [median(ours), median(theirs)];
+  return `${label}: this ${mine.toFixed(2)} | other ${other.toFixed(2)} | ratio ${(mine / other).toFixed(2)}x  (this: ${each(ours)}; other: ${each(theirs)})`;
+}

@@ -60,17 +60,11 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
  *
  * Why grouped: the fsyncs are what a durable write waits for, and fsyncs that
  * run at the same time share the file system's journal commit, so a node file
- * and meta.json cost about one write's wait instead of two. Only the fsyncs
- * (and writes of more than SYNC_WRITE_LIMIT) and the renames go to libuv's
- * thread pool (a server keeps serving while the disk flushes); the opens and
- * small writes into the page cache are made on this thread, since each
- * hand-off to the pool cost more system time than the call it moved. A rename
- * over an existing file is not cheap: it frees the old inode, and waits
- * whenever the file system's journal is being committed (see renameOffThread). Writes off a turn's
- * path (the registry, the doctor) keep writeFileAtomic, all on the pool: a
- * rename on this thread waits whenever the file system's journal is being
- * committed, and holding the event loop for them measured as slower session
- * creation under load.
+ * and meta.json cost about one write's wait instead of two. The fsyncs, the
+ * renames (see renameOffThread) and writes of more than SYNC_WRITE_LIMIT go to
+ * libuv's thread pool; the opens and small writes into the page cache are made
+ * on this thread, since each hand-off to the pool cost more system time than
+ * the call it moved.
  */
 export async function writeFilesAtomic(files: readonly FileWrite[]): Promise<void> {
   const { durable } = await renameFilesDurably(files);
@@ -132,7 +126,9 @@ export async function renameFilesDurably(
  * rename(2) on libuv's thread pool. Renaming over an existing file frees the old inode, and any rename waits while
  * the file system's journal commits (which concurrent fsyncs keep it doing): profiled under 50 concurrent turns,
  * the renames made on the event loop's thread held it for a third of its time, blocked rather than computing.
- * One hand-off each is far cheaper than that wait.
+ * One hand-off each is far cheaper than that wait. Through node:fs's callback (as the fsyncs are), not
+ * fs/promises, so that the store's turn-path renames are told apart from writeFileAtomic's (the registry's,
+ * the doctor's) where tests observe them.
  */
 export function renameOffThread(from: string, to: string): Promise<void> {
   return new Promise((resolve, reject) => renameWithCallback(from, to, (error) => (error ? reject(error) : resolve())));

@@ -27,8 +27,8 @@ const load = (): string =>
 async function roundIn(mode: Mode, fresh: boolean): Promise<ChatRound> {
   const server = await startBenchChild<ChildRequest>(CHILD, [mode, String(CLIENTS * TURNS + 100)]);
   try {
-    // A warm-up outside the round: the server's first turns compile its code.
-    if (!fresh) await runChatClient(server.port, 5, { newSessions: false });
+    // A warm-up outside the round, as bench/compare.ts gives its servers: the first turns compile the code.
+    await runChatClient(server.port, 10, { newSessions: fresh });
     const round = await chatRound(server, CLIENTS, TURNS, fresh);
     if (mode === "floor") {
       const { problems } = await server.ask<{ problems: string[] }>({ cmd: "verify-floor", sample: 5 });

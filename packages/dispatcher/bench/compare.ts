@@ -6,9 +6,10 @@
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { comparisonLine, iterations, percentile } from "@openprogram/bench-kit";
-import { startBenchChild, type BenchChild } from "./bench-child.js";
+import { comparisonLine, iterations } from "@openprogram/bench-kit";
+import { startBenchChild } from "./bench-child.js";
 import { runChatClient } from "./chat-client.js";
+import { chatRound, type ChatRound } from "./chat-round.js";
 import type { ChildRequest } from "./server-child.js";
 
 const [otherRoot, roundsArgument = "3", only] = process.argv.slice(2);
@@ -22,34 +23,12 @@ const SERVERS = {
 };
 type Side = keyof typeof SERVERS;
 
-interface Round {
-  turnsPerSecond: number;
-  cpuMsPerTurn: number;
-  p99: number;
-}
-
-async function round(server: BenchChild<ChildRequest>, fresh: boolean): Promise<Round> {
-  const latencies: number[] = [];
-  const before = (await server.ask<{ cpuMs: number }>({ cmd: "cpu" })).cpuMs;
-  const began = performance.now();
-  await Promise.all(
-    Array.from({ length: CLIENTS }, () => runChatClient(server.port, TURNS, { newSessions: fresh, latencies })),
-  );
-  const wall = performance.now() - began;
-  const cpu = (await server.ask<{ cpuMs: number }>({ cmd: "cpu" })).cpuMs - before;
-  return {
-    turnsPerSecond: latencies.length / (wall / 1000),
-    cpuMsPerTurn: cpu / latencies.length,
-    p99: percentile(latencies, 99),
-  };
-}
-
 const load = (): string =>
   loadavg()
     .map((value) => value.toFixed(2))
     .join(" ");
 process.stdout.write(`compare: this checkout against ${otherRoot}, ${ROUNDS} alternating rounds; load ${load()}\n`);
-const results: Record<"continued" | "new", Record<Side, Round[]>> = {
+const results: Record<"continued" | "new", Record<Side, ChatRound[]>> = {
   continued: { this: [], other: [] },
   new: { this: [], other: [] },
 };
@@ -62,14 +41,14 @@ for (const side of ["this", "other"] as const) await runChatClient(servers[side]
 for (let index = 0; index < (only === "new" ? 0 : ROUNDS); index++) {
   // Which goes first alternates too.
   const order: Side[] = index % 2 === 0 ? ["this", "other"] : ["other", "this"];
-  for (const side of order) results.continued[side].push(await round(servers[side], false));
+  for (const side of order) results.continued[side].push(await chatRound(servers[side], CLIENTS, TURNS, false));
 }
 for (const side of ["this", "other"] as const) await servers[side].stop();
 for (let index = 0; index < (only === "continued" ? 0 : ROUNDS); index++) {
   const order: Side[] = index % 2 === 0 ? ["other", "this"] : ["this", "other"];
   for (const side of order) {
     const fresh = await startBenchChild<ChildRequest>(SERVERS[side], ["dispatcher", String(CLIENTS * TURNS + 100)]);
-    results.new[side].push(await round(fresh, true));
+    results.new[side].push(await chatRound(fresh, CLIENTS, TURNS, true));
     await fresh.stop();
   }
 }
@@ -77,9 +56,9 @@ process.stdout.write(`load at end ${load()}\n`);
 for (const kind of ["continued", "new"] as const) {
   if (results[kind].this.length === 0) continue;
   for (const [metric, pick] of [
-    ["turns/s", (r: Round) => r.turnsPerSecond],
-    ["server CPU ms/turn", (r: Round) => r.cpuMsPerTurn],
-    ["p99 ms", (r: Round) => r.p99],
+    ["turns/s", (r: ChatRound) => r.turnsPerSecond],
+    ["server CPU ms/turn", (r: ChatRound) => r.cpuMsPerTurn],
+    ["p99 ms", (r: ChatRound) => r.p99],
   ] as const) {
     const line = comparisonLine(`${kind} ${metric}`, results[kind].this.map(pick), results[kind].other.map(pick), 1);
     process.stdout.write(`${line}\n`);

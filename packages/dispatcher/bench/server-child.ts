@@ -1,7 +1,8 @@
 // The server under measurement, in its own process so its RSS is its own and
 // the load generator does not share its event loop. Modes: "echo" (a bare
-// `ws` echo server: the baseline) and "dispatcher" (createDispatcher over a
-// temp store and the scripted provider, no artificial latency). It prints its
+// `ws` echo server: the baseline), "dispatcher" (createDispatcher over a
+// temp store and the scripted provider, no artificial latency) and "floor" (a
+// bare `ws` server doing only a chat turn's floor of writes: floor-turn.ts). It prints its
 // port as one JSON line, then answers IPC requests: rss, core, seed, crash,
 // recover, cpu, profile-start, profile-stop, exit.
 import { spawn } from "node:child_process";
@@ -13,6 +14,7 @@ import { sessionContext, chat, type SessionRecord } from "@openprogram/session-c
 import { createTempStore, scriptedRuntime } from "@openprogram/session-context/testing";
 import { WebSocket, WebSocketServer } from "ws";
 import { createDispatcher } from "../src/index.js";
+import { FloorStore } from "./floor-turn.js";
 
 /** Messages from the load generator. */
 export type ChildRequest =
@@ -26,6 +28,7 @@ export type ChildRequest =
   | { cmd: "core"; concurrency: number; turnsPerClient: number }
   | { cmd: "interleaved"; turns: number }
   | { cmd: "paired"; concurrency: number; turnsPerClient: number; rounds: number }
+  | { cmd: "verify-floor"; sample: number }
   | { cmd: "exit" };
 
 const mode = process.argv[2];
@@ -56,7 +59,45 @@ async function start(): Promise<{ port: number; wsUrl: string; close: () => Prom
     });
     return { port: dispatcher.port, wsUrl: dispatcher.wsUrl, close: () => dispatcher.close() };
   }
-  throw new Error(`server-child: unknown mode ${String(mode)}; use echo or dispatcher.`);
+  if (mode === "floor") return startFloor();
+  throw new Error(`server-child: unknown mode ${String(mode)}; use echo, dispatcher or floor.`);
+}
+
+/** The floor mode's store, for verify-floor. */
+let floorStore: FloorStore | null = null;
+
+/**
+ * The floor server: each chat frame is one floor turn (a new session when it names none), answered with a
+ * `session` frame and `turn_done`, which is all the bench's clients wait for.
+ */
+async function startFloor(): Promise<{ port: number; wsUrl: string; close: () => Promise<void> }> {
+  const floor = new FloorStore(store.root);
+  floorStore = floor;
+  let replyNumber = 0;
+  const wss = new WebSocketServer({ port: 0, host: "127.0.0.1", perMessageDeflate: false });
+  wss.on("connection", (socket) =>
+    socket.on("message", (data) => {
+      const frame = JSON.parse((data as Buffer).toString("utf8")) as { text: string; session_id?: string };
+      void (async () => {
+        const sessionId = frame.session_id ?? (await floor.create());
+        await floor.chatTurn(sessionId, frame.text, `reply ${replyNumber++}`);
+        socket.send(JSON.stringify({ type: "session", session_id: sessionId }));
+        socket.send(JSON.stringify({ type: "turn_done", session_id: sessionId }));
+      })().catch((error: unknown) => socket.send(JSON.stringify({ type: "error", message: String(error) })));
+    }),
+  );
+  await new Promise<void>((resolve) => wss.once("listening", () => resolve()));
+  const address = wss.address() as { port: number };
+  return {
+    port: address.port,
+    wsUrl: `ws://127.0.0.1:${address.port}`,
+    // Clients still connected (a round that failed) would hold the close open.
+    close: () =>
+      new Promise((resolve) => {
+        for (const client of wss.clients) client.terminate();
+        wss.close(() => resolve());
+      }),
+  };
 }
 
 /** The core alone, in-process, on the dispatcher's own store: the same chat turns with no dispatcher in front. */
@@ -326,6 +367,9 @@ process.on("message", (message: ChildRequest) => {
       return;
     case "paired":
       void paired(message.concurrency, message.turnsPerClient, message.rounds).then(answer);
+      return;
+    case "verify-floor":
+      answer({ problems: floorStore ? floorStore.verify(message.sample) : ["not a floor server"] });
       return;
     case "exit":
       void server.close().then(() => {

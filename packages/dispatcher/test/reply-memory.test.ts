@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { MAX_CACHED_HISTORY_BYTES } from "@openprogram/session-context";
 import { startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { afterEach, expect, it } from "vitest";
+import type { WebSocket } from "ws";
 import { closeAll, onCleanup, serveInChild, TestClient, type ServedChild } from "./helpers.js";
 
 afterEach(closeAll);
@@ -42,12 +43,19 @@ async function liveMemory(served: ServedChild): Promise<number> {
   }
 }
 
-async function chat(client: TestClient, text: string, sessionId?: string): Promise<string> {
-  client.send({ type: "chat", text, ...(sessionId ? { session_id: sessionId } : {}) });
-  const done = await client.next(["turn_done", "turn_failed"]);
-  expect(done.type).toBe("turn_done");
-  client.frames.length = 0;
-  return done.session_id;
+/** One chat turn; resolves with the session's id at turn_done. Keeps no frame (TestClient keeps them all). */
+function chat(socket: WebSocket, text: string, sessionId?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (data: Buffer): void => {
+      const frame = JSON.parse(data.toString("utf8")) as { type: string; session_id: string };
+      if (frame.type !== "turn_done" && frame.type !== "turn_failed" && frame.type !== "error") return;
+      socket.off("message", onMessage);
+      if (frame.type === "turn_done") resolve(frame.session_id);
+      else reject(new Error(`the turn ended with ${JSON.stringify(frame)}`));
+    };
+    socket.on("message", onMessage);
+    socket.send(JSON.stringify({ type: "chat", text, ...(sessionId ? { session_id: sessionId } : {}) }));
+  });
 }
 
 // Twelve sessions of two turns (one 8 MB reply, one count and compaction of it): about 40 s on a quiet
@@ -73,11 +81,13 @@ it("keeps no idle session's long reply beyond the store's bounded cache", { time
   });
   const client = await TestClient.connect(`${served.wsUrl}?token=${TOKEN}`);
   onCleanup(() => client.close());
+  const socket = client.socket;
+  socket.removeAllListeners("message");
 
   const live: number[] = [];
   for (session = 1; session <= SESSIONS; session++) {
-    const sessionId = await chat(client, "Tell me everything.");
-    await chat(client, "And in short?", sessionId);
+    const sessionId = await chat(socket, "Tell me everything.");
+    await chat(socket, "And in short?", sessionId);
     // The fake server keeps what it received (the 8 MB transcripts): not this test's subject.
     fake.requests.length = 0;
     live.push(await liveMemory(served));

@@ -25,15 +25,20 @@ describe("the lint boundary", () => {
 
   // Type-aware ESLint over every package's sources: 13-23 s with no other test of ours running
   // (CPU, not disk), growing with the tree; 125 s once with the machine loaded 25x by other work.
-  // The timeout bounds a hang: 300 s.
-  it("passes the whole source tree", { timeout: 300_000 }, async () => {
-    const eslint = new ESLint({ cwd: repoRoot });
-    const results = await eslint.lintFiles(["packages/*/src/**/*.ts"]);
-    const errors = results.flatMap((result) =>
-      result.messages
-        .filter((message) => message.severity === 2)
-        .map((message) => `${result.filePath}:${message.line} ${message.ruleId}: ${message.message}`),
-    );
-    expect(errors).toEqual([]);
-  });
+  // The timeout bounds a hang: 300 s. `npm test` sets OPENPROGRAM_TREE_LINTED once its checks phase has
+  // linted every package (the same config, a superset of these files) without an error: the same proof, given.
+  it.skipIf(process.env.OPENPROGRAM_TREE_LINTED === "1")(
+    "passes the whole source tree",
+    { timeout: 300_000 },
+    async () => {
+      const eslint = new ESLint({ cwd: repoRoot });
+      const results = await eslint.lintFiles(["packages/*/src/**/*.ts"]);
+      const errors = results.flatMap((result) =>
+        result.messages
+          .filter((message) => message.severity === 2)
+          .map((message) => `${result.filePath}:${message.line} ${message.ruleId}: ${message.message}`),
+      );
+      expect(errors).toEqual([]);
+    },
+  );
 });

@@ -39,6 +39,16 @@ function run(env: NodeJS.ProcessEnv) {
   });
 }
 
+/**
+ * The run with the default protocol and its spans, which the first two tests both read and neither changes:
+ * made once per file (by whichever test comes first, in its store and receiver) rather than once per test.
+ */
+let defaultRun: Promise<{ child: Awaited<ReturnType<typeof run>>; spans: ReceivedSpan[] }> | undefined;
+function runWithDefaults() {
+  defaultRun ??= run({}).then((child) => ({ child, spans: receiver.spans.splice(0) }));
+  return defaultRun;
+}
+
 /** The span tree as names, children sorted: what every entry must produce alike. */
 function tree(spans: readonly ReceivedSpan[]): string[] {
   const lines: string[] = [];
@@ -67,11 +77,10 @@ const REFERENCE_TREE = [
 // the machine loaded 6x, and over 60 s for the two runs of one test loaded 20x): a bound on a hang, not on speed.
 describe("OTLP export configured by OTEL_* variables", { timeout: 180_000 }, () => {
   it("http/protobuf (the default): one trace for the turn, the child process's spans under the parent's call", async () => {
-    const child = await run({});
+    const { child, spans } = await runWithDefaults();
     expect(child.stderr).toBe("");
     expect(child.code).toBe(0);
     const { session } = JSON.parse(child.stdout) as { session: string };
-    const spans = receiver.spans;
     expect(tree(spans)).toEqual(REFERENCE_TREE);
     expect(new Set(spans.map((span) => span.traceId)).size).toBe(1);
     expect(spans.every((span) => span.encoding === "protobuf" && span.service === "openprogram")).toBe(true);
@@ -89,9 +98,8 @@ describe("OTLP export configured by OTEL_* variables", { timeout: 180_000 }, () 
   });
 
   it("http/json with OTEL_SERVICE_NAME: the same tree and attributes apart from ids and times", async () => {
-    const protobuf = await run({});
+    const { child: protobuf, spans: first } = await runWithDefaults();
     expect(protobuf.code).toBe(0);
-    const first = receiver.spans.splice(0);
     const json = await run({ OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/json", OTEL_SERVICE_NAME: "trips" });
     expect(json.stderr).toBe("");
     const second = receiver.spans;

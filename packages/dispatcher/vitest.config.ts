@@ -2,7 +2,8 @@ import { defineConfig } from "vitest/config";
 import { sharedTestConfig } from "../../vitest.shared.js";
 
 // The SIGTERM test runs serve() from dist/ in a child process.
-// Heavy (run alone by test:heavy): the browser, 50 clients at once, 16 concurrent turns, three replica processes.
+// Heavy (run alone by test:heavy): the browser, 50 clients at once, 16 concurrent turns, three replica processes,
+// long replies (slow-client, reply-memory).
 export default defineConfig(({ mode }) =>
   sharedTestConfig(import.meta.dirname, {
     needsBuild: true,
@@ -12,6 +13,7 @@ export default defineConfig(({ mode }) =>
       "test/isolation.test.ts",
       "test/limits.test.ts",
       "test/slow-client.test.ts",
+      "test/reply-memory.test.ts",
       "test/cluster/cluster-processes.test.ts",
       "test/cluster/cluster.browser.test.ts",
     ],

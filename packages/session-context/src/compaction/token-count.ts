@@ -3,6 +3,7 @@ import type { PieceEnd } from "./bpe-pieces.js";
 import type { ChunkCounts } from "./chunk-counts.js";
 import type { PersistedTokenCounts } from "./persisted-token-counts.js";
 import type { PieceCounts } from "./piece-counts.js";
+import { TextCountMemo } from "./text-count-memo.js";
 
 /**
  * Token counts of model requests, from OpenAI's own BPE vocabularies through
@@ -23,8 +24,6 @@ export type TokenizerName = "o200k_base" | "cl100k_base";
 export const TOKENS_PER_MESSAGE = 4;
 export const TOKENS_PER_REQUEST = 3;
 
-/** Texts whose counts are remembered per vocabulary; beyond this the cache starts over. */
-const MAX_CACHED_TEXTS = 50_000;
 interface Tokenizer {
   count(text: string): number;
   /** Whether a new piece is merged by the library's BPE directly (false: through its public countTokens). */
@@ -32,21 +31,16 @@ interface Tokenizer {
 }
 
 /** Counts this process knows per vocabulary, whether it counted them or read them from a session's persisted counts. */
-const memos = new Map<TokenizerName, Map<string, number>>();
+const memos = new Map<TokenizerName, TextCountMemo>();
 /** The counts of the pieces (words, numbers, runs of symbols or spaces) this process merged, per vocabulary. */
 const pieceMemos = new Map<TokenizerName, PieceCounts>();
 /** The counts of the space-separated chunks of texts this process counted, per vocabulary. */
 const chunkMemos = new Map<TokenizerName, ChunkCounts>();
 
-function memoOf(name: TokenizerName): Map<string, number> {
+function memoOf(name: TokenizerName): TextCountMemo {
   let memo = memos.get(name);
-  if (!memo) memos.set(name, (memo = new Map<string, number>()));
+  if (!memo) memos.set(name, (memo = new TextCountMemo()));
   return memo;
-}
-
-function remember(memo: Map<string, number>, text: string, tokens: number): void {
-  if (memo.size >= MAX_CACHED_TEXTS) memo.clear();
-  memo.set(text, tokens);
 }
 
 const loaded = new Map<TokenizerName, Promise<Tokenizer>>();
@@ -85,7 +79,7 @@ export function loadTokenizer(name: TokenizerName): Promise<Tokenizer> {
             let tokens = cache.get(text);
             if (tokens === undefined) {
               tokens = chunks.count(text, countStretch);
-              remember(cache, text, tokens);
+              cache.set(text, tokens);
             }
             return tokens;
           },
@@ -204,7 +198,7 @@ export async function countChatTokensPersisted(
       if (tokens === undefined) {
         tokens = (ready.get(name) ?? (await loadTokenizer(name))).count(message.content);
         persisted.set(message.content, tokens);
-      } else remember(memo, message.content, tokens);
+      } else memo.set(message.content, tokens);
     }
     total += TOKENS_PER_MESSAGE + tokens;
   }

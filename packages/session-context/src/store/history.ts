@@ -32,6 +32,12 @@ import type {
 /** How many sessions' node views stay cached; a dropped view is reloaded from disk on next use. */
 const MAX_CACHED_SESSIONS = 256;
 
+/**
+ * Bytes of node files the cached views hold at most, besides the most recently used view: a server that
+ * has answered many long replies must not keep every one of them in memory until 256 sessions have passed.
+ */
+export const MAX_CACHED_HISTORY_BYTES = 32 * 1024 * 1024;
+
 /** Largest serialised node accepted (a node is one JSON file). */
 export const MAX_NODE_BYTES = 64 * 1024 * 1024;
 
@@ -55,6 +61,11 @@ interface HistoryState {
   writing: number;
   /** The session's usage buckets, kept node by node once asked for (see sessionUsageBuckets). */
   usage: UsageTally | null;
+  /** Size of each node file the view holds (its text's length), by file name; `bytes` is their sum. */
+  fileBytes: Map<string, number>;
+  bytes: number;
+  /** Its key in the cache (the history/ path). */
+  key: string;
 }
 
 /**
@@ -69,8 +80,13 @@ interface HistoryState {
  * (renamed into place) and are journaled after they appear.
  */
 export class HistoryFiles {
-  /** Most recently used last; a long-running server keeps at most MAX_CACHED_SESSIONS views. */
+  /**
+   * Most recently used last; a long-running server keeps at most MAX_CACHED_SESSIONS views, holding at
+   * most MAX_CACHED_HISTORY_BYTES of node files besides the most recent one.
+   */
   private readonly states = new Map<string, HistoryState>();
+  /** Sum of the cached views' `bytes`. */
+  private cachedBytes = 0;
 
   /** Brings the cached view of the session up to date and returns it. */
   refresh(paths: SessionPaths): HistoryState {
@@ -101,7 +117,19 @@ export class HistoryFiles {
 
   /** Drops the cached view (after deleting a session). */
   forget(paths: SessionPaths): void {
-    this.states.delete(paths.history);
+    this.drop(paths.history);
+  }
+
+  /** Bytes of node files the cached views hold (for tests). */
+  get bytesCached(): number {
+    return this.cachedBytes;
+  }
+
+  private drop(key: string): void {
+    const state = this.states.get(key);
+    if (!state) return;
+    this.states.delete(key);
+    this.cachedBytes -= state.bytes;
   }
 
   /**
@@ -197,7 +225,8 @@ export class HistoryFiles {
     } finally {
       state.writing--;
     }
-    this.remember(state, fileName, freezeNode(node));
+    this.remember(state, fileName, freezeNode(node), text.length);
+    this.evictIdle();
     if (appendJournalLine(paths.journal, fileName)) {
       // Under the session lock nobody else appends to the journal, so our line is the only growth.
       state.journalOffset += Buffer.byteLength(fileName) + 1;
@@ -208,7 +237,12 @@ export class HistoryFiles {
     }
   }
 
-  private remember(state: HistoryState, fileName: string, node: SessionNode): void {
+  private remember(state: HistoryState, fileName: string, node: SessionNode, bytes: number): void {
+    const delta = bytes - (state.fileBytes.get(fileName) ?? 0);
+    state.fileBytes.set(fileName, bytes);
+    state.bytes += delta;
+    // Only a view still cached counts (an evicted one may be finishing a write).
+    if (this.states.get(state.key) === state) this.cachedBytes += delta;
     state.usage?.touch(node.seq);
     const previous = state.byId.get(node.id);
     state.byId.set(node.id, node);
@@ -234,19 +268,29 @@ export class HistoryFiles {
       ordered: null,
       writing: 0,
       usage: null,
+      fileBytes: new Map(),
+      bytes: 0,
+      key: paths.history,
     };
     for (const fileName of readdirSync(paths.history)) this.loadFile(paths, state, fileName);
+    this.drop(paths.history);
     this.states.set(paths.history, state);
+    this.cachedBytes += state.bytes;
     this.evictIdle();
     return state;
   }
 
-  /** Drops the least recently used views beyond the limit, never one with a write in flight. */
+  /**
+   * Drops the least recently used views beyond the limits, never one with a write in flight nor the most
+   * recently used one (the session being worked on, whatever its size).
+   */
   private evictIdle(): void {
-    if (this.states.size <= MAX_CACHED_SESSIONS) return;
+    let newest: HistoryState | undefined;
+    for (const state of this.states.values()) newest = state;
+    const byteLimit = MAX_CACHED_HISTORY_BYTES + (newest?.bytes ?? 0);
     for (const [key, state] of this.states) {
-      if (this.states.size <= MAX_CACHED_SESSIONS) break;
-      if (state.writing === 0) this.states.delete(key);
+      if (this.states.size <= MAX_CACHED_SESSIONS && this.cachedBytes <= byteLimit) break;
+      if (state.writing === 0 && state !== newest) this.drop(key);
     }
   }
 
@@ -265,6 +309,7 @@ export class HistoryFiles {
     state.journalOffset += Buffer.byteLength(text.slice(0, complete));
     const names = new Set(text.slice(0, complete).split("\n").filter(Boolean));
     for (const fileName of names) this.loadFile(paths, state, fileName);
+    this.evictIdle();
   }
 
   private loadFile(paths: SessionPaths, state: HistoryState, fileName: string): void {
@@ -292,7 +337,7 @@ export class HistoryFiles {
       state.bySeq.delete(previous.seq);
       state.usage?.touch(previous.seq);
     }
-    this.remember(state, fileName, freezeNode(node));
+    this.remember(state, fileName, freezeNode(node), raw.length);
   }
 
   private recordProblem(state: HistoryState, fileName: string, problem: HistoryProblem): void {

@@ -147,6 +147,7 @@ export class SessionDB {
       writeMetaFields: (sessionId, fields) =>
         this.withSessionLock(sessionId, () => this.writeMeta(sessionId, fields as Partial<SessionMeta>)),
       invalidate: (sessionId) => this.history.forget(this.paths(sessionId)),
+      cachedHistoryBytes: () => this.history.bytesCached,
       withSessionLock: (sessionId, section) => this.withSessionLock(sessionId, section),
       updateRegistry: (mutate) => this.registry.update(mutate),
       flushRegistrySync: () => this.registry.flushSync(),

@@ -33,6 +33,8 @@ export interface StoreInternals {
   needsRecoveryCheck(sessionId: string): boolean;
   /** Merges top-level fields into meta.json under the session lock (compaction's `_last_summary_*`). */
   writeMetaFields(sessionId: string, fields: Record<string, unknown>): Promise<void>;
+  /** Bytes of node files the store's cached session views hold (bounded by MAX_CACHED_HISTORY_BYTES; for tests). */
+  cachedHistoryBytes(): number;
   /** Drops the cached view of a session (after repairs made behind the store's back). */
   invalidate(sessionId: string): void;
   /** Runs a section under the session's store lock: no other writer in any process runs meanwhile. */

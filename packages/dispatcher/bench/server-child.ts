@@ -38,15 +38,7 @@ const { runtime } = scriptedRuntime(Array.from({ length: replies }, (_, index) =
 
 async function start(): Promise<{ port: number; wsUrl: string; close: () => Promise<void> }> {
   if (mode === "echo") {
-    const wss = new WebSocketServer({ port: 0, host: "127.0.0.1", perMessageDeflate: false });
-    wss.on("connection", (socket) => socket.on("message", (data) => socket.send((data as Buffer).toString("utf8"))));
-    await new Promise<void>((resolve) => wss.once("listening", () => resolve()));
-    const address = wss.address() as { port: number };
-    return {
-      port: address.port,
-      wsUrl: `ws://127.0.0.1:${address.port}`,
-      close: () => new Promise((resolve) => wss.close(() => resolve())),
-    };
+    return bareServer((socket) => socket.on("message", (data) => socket.send((data as Buffer).toString("utf8"))));
   }
   if (mode === "dispatcher") {
     // Every bench client connects from 127.0.0.1: the per-address cap (64) would refuse a round whose clients
@@ -74,8 +66,7 @@ async function startFloor(): Promise<{ port: number; wsUrl: string; close: () =>
   const floor = new FloorStore(store.root);
   floorStore = floor;
   let replyNumber = 0;
-  const wss = new WebSocketServer({ port: 0, host: "127.0.0.1", perMessageDeflate: false });
-  wss.on("connection", (socket) =>
+  return bareServer((socket) =>
     socket.on("message", (data) => {
       const frame = JSON.parse((data as Buffer).toString("utf8")) as { text: string; session_id?: string };
       void (async () => {
@@ -86,6 +77,14 @@ async function startFloor(): Promise<{ port: number; wsUrl: string; close: () =>
       })().catch((error: unknown) => socket.send(JSON.stringify({ type: "error", message: String(error) })));
     }),
   );
+}
+
+/** A bare `ws` server on loopback whose connections `onConnection` serves (the echo and floor modes). */
+async function bareServer(
+  onConnection: (socket: WebSocket) => void,
+): Promise<{ port: number; wsUrl: string; close: () => Promise<void> }> {
+  const wss = new WebSocketServer({ port: 0, host: "127.0.0.1", perMessageDeflate: false });
+  wss.on("connection", onConnection);
   await new Promise<void>((resolve) => wss.once("listening", () => resolve()));
   const address = wss.address() as { port: number };
   return {

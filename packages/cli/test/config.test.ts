@@ -77,6 +77,15 @@ describe("--env-file, --provider and --model", () => {
     expect(result.stdout).toBe("");
   });
 
+  it("runCli reports a child that exits without reading its input by its exit code, not an unhandled EPIPE", async () => {
+    // More than a pipe holds, so the write is still pending when the child exits and closes it.
+    const input = "x".repeat(4 * 1024 * 1024);
+    const missing = join(home.home, "missing.env");
+    const result = await runCli(["--env-file", missing, "config"], { env: home.env(), input });
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toContain(missing);
+  });
+
   it("--provider and --model win over the variables, for run and for what a child process inherits", async () => {
     const { env: scripted, log } = home.scripted(["chosen by flags"]);
     const result = await runCli(

@@ -42,6 +42,12 @@ export function spawnCli(args: readonly string[], options: RunCliOptions): Child
     stdio: "pipe",
     detached: true,
   });
+  // A child that exits without reading its input (a refused argument, a missing
+  // --env-file) closes the pipe under a pending write: that is the child's answer,
+  // which its exit code and output carry, not an error of the run.
+  child.stdin.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE" && error.code !== "ECONNRESET") throw error;
+  });
   started.add(child);
   return child;
 }

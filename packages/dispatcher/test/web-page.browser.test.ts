@@ -126,7 +126,12 @@ async function openPage(path = "/"): Promise<Page> {
 
 describe("the web page in Chromium", () => {
   it("starts a session, streams the answer, answers a question in the dialog, shows the call tree, and continues after a reload", async () => {
-    const { runtime } = scriptedRuntime(["Hello from the model", "Blue is the color of the sky.", "Still here."]);
+    const { runtime } = scriptedRuntime([
+      "Hello from the model",
+      "Blue is the color of the sky.",
+      "The doc stays open.",
+      "Still here.",
+    ]);
     served = await startDispatcher({ runtime, programs: { pick_color: pickColor } });
     await openPage();
 
@@ -164,6 +169,12 @@ describe("the web page in Chromium", () => {
     expect(await doc.getAttribute("open")).toBeNull();
     await doc.locator("summary").click();
     await doc.locator("pre", { hasText: "Ask the user for a favourite color" }).waitFor(UI_WAIT);
+    // A turn's frames rebuild the tree; the block the reader opened stays open through them.
+    await page.fill("#chat-input", "Is the doc still open?");
+    await page.click("#chat-send");
+    await page.locator("#messages li.llm", { hasText: "The doc stays open." }).waitFor(UI_WAIT);
+    expect(await doc.getAttribute("open")).not.toBeNull();
+    expect(await doc.locator("pre", { hasText: "Ask the user for a favourite color" }).isVisible()).toBe(true);
 
     const recorded = await served.store.db.loadNodes(id);
     expect(recorded.find((node) => node.name === "ask_user")?.output).toBe("blue");
@@ -180,7 +191,7 @@ describe("the web page in Chromium", () => {
       (await served.store.db.loadNodes(id))
         .filter((node) => node.role === "user" && node.name !== "ask_user")
         .map((node) => node.output),
-    ).toEqual(["Hi there", "Are you still there?"]);
+    ).toEqual(["Hi there", "Is the doc still open?", "Are you still there?"]);
     expect(pageErrors).toEqual([]);
   });
 
@@ -431,6 +442,7 @@ describe("seeing what the model saw (issue 17 §3)", () => {
   it("an llm node of the tree opens to the request it sent and the reply; the tree shows a question's answer", async () => {
     const { runtime } = scriptedRuntime([
       { reply: "Blue is the color of the sky.", usage: { inputTokens: 120, outputTokens: 8 } },
+      "A later reply.",
     ]);
     served = await startDispatcher({ runtime, programs: { pick_color: pickColor } });
     const client = await served.connect();
@@ -454,6 +466,12 @@ describe("seeing what the model saw (issue 17 §3)", () => {
       expect.stringMatching(/^call pick_color: 1 call, 120 in \(0 cached\), 8 out, no cost \(no price: scripted\)$/),
     ]);
     await page.screenshot({ path: join(artifactsDir(), "what-the-model-saw.png") });
+    // A later turn rebuilds the tree: the open request stays open and filled.
+    await page.fill("#chat-input", "One more thing");
+    await page.click("#chat-send");
+    await page.locator("#messages li.llm", { hasText: "A later reply." }).waitFor(UI_WAIT);
+    expect(await request.first().getAttribute("open")).not.toBeNull();
+    expect(await request.first().locator(".call-reply pre").textContent()).toBe("Blue is the color of the sky.");
     expect(pageErrors).toEqual([]);
   });
 });

@@ -4,7 +4,8 @@
 import { keepConnected } from "./connection.js";
 import { formatValue } from "./format-value.js";
 import { formFits, readFields, renderFields } from "./input-form.js";
-import { modelCallBlock, showModelCalls } from "./model-calls.js";
+import { keepingOpen } from "./keep-open.js";
+import { fillModelCall, modelCallBlock, showModelCalls } from "./model-calls.js";
 import { showUsage } from "./usage.js";
 import { createBranchView } from "./branches.js";
 import { addCompactButton, compactionNote, foldSummary, summaryIdOf } from "./summary-block.js";
@@ -21,6 +22,8 @@ const state = {
   nodes: new Map(),
   /** Text of llm nodes streaming now, by node id (from delta frames). */
   streams: new Map(),
+  /** The last `calls` frame's calls by node id: a request block reopened after a rebuild shows them again. */
+  calls: new Map(),
   status: "",
   busy: false,
   questions: new Map(),
@@ -175,7 +178,9 @@ function handle(frame) {
     case "unsubscribed":
       return;
     case "calls":
-      if (frame.session_id === state.sessionId) showModelCalls($("call-tree"), frame.calls);
+      if (frame.session_id !== state.sessionId) return;
+      state.calls = new Map(frame.calls.map((call) => [call.node_id, call]));
+      showModelCalls($("call-tree"), state.calls);
       return;
     case "session_detail":
       if (frame.session_id !== state.sessionId) return;
@@ -240,6 +245,7 @@ function selectSession(sessionId, { fresh = false } = {}) {
   state.sessionId = sessionId;
   state.nodes = new Map();
   state.streams = new Map();
+  state.calls = new Map();
   state.status = "";
   state.resumable = null;
   showUsage($("usage"), null);
@@ -373,7 +379,7 @@ function replyText(node) {
 }
 
 function renderMessages() {
-  keepingScroll($("messages"), renderMessageList);
+  keepingScroll($("messages"), () => keepingOpen($("messages"), renderMessageList));
 }
 
 function renderMessageList() {
@@ -410,7 +416,11 @@ function renderMessageList() {
 }
 
 function renderTree() {
-  keepingScroll($("call-tree").closest(".calls"), renderCallTree);
+  const reopen = (details) => {
+    const call = details.classList.contains("model-call") ? state.calls.get(details.dataset.callFor) : undefined;
+    if (call) fillModelCall(details, call);
+  };
+  keepingScroll($("call-tree").closest(".calls"), () => keepingOpen($("call-tree"), renderCallTree, reopen));
 }
 
 function renderCallTree() {
@@ -450,6 +460,7 @@ function renderCallTree() {
       item.append(modelCallBlock(node.id, () => send({ type: "get_calls", session_id: state.sessionId })));
     if (node.role === "code" && typeof node.metadata.doc === "string" && node.metadata.doc !== "") {
       const details = document.createElement("details");
+      details.dataset.openKey = `doc:${node.id}`;
       const summary = document.createElement("summary");
       summary.textContent = "doc";
       const pre = document.createElement("pre");

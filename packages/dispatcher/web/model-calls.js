@@ -8,6 +8,7 @@ export function modelCallBlock(nodeId, onOpen) {
   const details = document.createElement("details");
   details.className = "model-call";
   details.dataset.callFor = nodeId;
+  details.dataset.openKey = `call:${nodeId}`;
   const summary = document.createElement("summary");
   summary.textContent = "what the model saw";
   details.append(summary);
@@ -17,16 +18,19 @@ export function modelCallBlock(nodeId, onOpen) {
   return details;
 }
 
-/** Fills every open request block of `root` from a `calls` frame. */
-export function showModelCalls(root, calls) {
-  const byNode = new Map(calls.map((call) => [call.node_id, call]));
+/** Fills every request block of `root` from a `calls` frame (`byNode`: its calls by node id). */
+export function showModelCalls(root, byNode) {
   for (const details of root.querySelectorAll("details.model-call")) {
     const call = byNode.get(details.dataset.callFor);
-    if (!call) continue;
-    const summary = details.querySelector("summary");
-    details.replaceChildren(summary, ...call.messages.map((message) => block(message.role, message.content)));
-    details.append(block("reply", call.reply ?? "(none)"), footer(call));
+    if (call) fillModelCall(details, call);
   }
+}
+
+/** Fills one request block with its call: the messages sent, the reply, and the check of the bytes. */
+export function fillModelCall(details, call) {
+  const summary = details.querySelector("summary");
+  details.replaceChildren(summary, ...call.messages.map((message) => block(message.role, message.content)));
+  details.append(block("reply", call.reply ?? "(none)"), footer(call));
 }
 
 function block(label, content) {

@@ -42,6 +42,7 @@ export function foldSummary(items, nodes, summaryId) {
   block.className = "summary";
   block.dataset.nodeId = summary.id;
   const details = document.createElement("details");
+  details.dataset.openKey = `summary:${summary.id}`;
   const title = document.createElement("summary");
   title.textContent = `Summary of ${covered.length} earlier message${covered.length === 1 ? "" : "s"}`;
   const text = document.createElement("p");

@@ -78,6 +78,7 @@ describe("the web page's files", () => {
       "/format-value.js",
       "/index.html",
       "/input-form.js",
+      "/keep-open.js",
       "/markdown.js",
       "/model-calls.js",
       "/style.css",

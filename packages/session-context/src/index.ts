@@ -126,6 +126,7 @@ export {
 export { SessionNodeWriter } from "./store/node-writer.js";
 export { isUnfinished, nodeStatus, type NodeStatus } from "./store/node-status.js";
 export { openStore } from "./store/open-store.js";
+export { flushQueuedWrites } from "./store/registry-exit.js";
 export { MAX_CACHED_HISTORY_BYTES } from "./store/history.js";
 export { addOtherHostLiveness, isOtherHostProcessAlive, type OtherHostLiveness } from "./store/other-hosts.js";
 export { defaultSessionsRoot, openProgramHome } from "./store/default-root.js";

@@ -1,7 +1,7 @@
 // index.json is a cache of the sessions' own files (registry.ts): a turn's status reaches it shortly after it
 // changes, without any turn waiting for it; a process killed before its flush leaves nothing the store, Python or
 // the doctor cannot put right.
-import { execFile, execFileSync } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { promisify } from "node:util";
 import { readFileSync, rmSync, watch, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
@@ -176,6 +176,82 @@ describe("a flush whose store was removed", () => {
       process.off("warning", onWarning);
       store.cleanup();
     }
+  });
+});
+
+/** Writes a lock file naming this (live) process, as a sibling holding the registry lock leaves it. */
+function holdRegistryLock(root: string): () => void {
+  const lockPath = join(root, ".index.lock");
+  writeFileSync(lockPath, `${process.pid} ${hostname()} heldbytest00\n`, { flag: "wx" });
+  return () => rmSync(lockPath, { force: true });
+}
+
+/**
+ * Runs a child that creates a session (its registry entry queued), says "created", waits for a line on
+ * stdin (sent once the test holds the registry lock), then awaits flushQueuedWrites() or not, and exits.
+ */
+function exitWhileLocked(
+  store: TempStore,
+  mode: "await" | "plain",
+  onCreated: () => void,
+): Promise<{ code: number | null; stderr: string }> {
+  const script =
+    `import { flushQueuedWrites, SessionDB } from ${JSON.stringify(new URL("../src/index.js", import.meta.url).pathname)};\n` +
+    "const [root, mode] = process.argv.slice(2);\n" +
+    "const db = new SessionDB({ root });\n" +
+    "await db.createSession({ id: 'exiting', title: 'queued' });\n" +
+    "await db.setStatus('exiting', 'needs_input');\n" +
+    "process.stdout.write('created\\n');\n" +
+    "await new Promise((resolve) => process.stdin.once('data', resolve));\n" +
+    "if (mode === 'await') await flushQueuedWrites();\n" +
+    "process.exit(0);\n";
+  const file = join(store.home, `exit-locked-${mode}.mts`);
+  writeFileSync(file, script);
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", file, store.root, mode], { stdio: "pipe" });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (!chunk.toString().includes("created")) return;
+      onCreated();
+      child.stdin.write("go\n");
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stderr }));
+  });
+}
+
+describe("the registry flush when another process holds the lock at exit", () => {
+  let store: TempStore;
+  beforeEach(() => {
+    store = createTempStore("openprogram-registry-exit-locked-");
+  });
+  afterEach(() => store.cleanup());
+
+  it("flushQueuedWrites() before process.exit() waits for the lock and writes the queued status", async () => {
+    let release = (): void => undefined;
+    let released: NodeJS.Timeout | undefined;
+    const run = await exitWhileLocked(store, "await", () => {
+      release = holdRegistryLock(store.root);
+      // Longer than the exit hook's own wait for the lock (1 s).
+      released = setTimeout(() => release(), 2_500);
+    });
+    clearTimeout(released);
+    release();
+    expect(run.code, run.stderr).toBe(0);
+    expect(await pythonStatus(store.root, "exiting")).toBe("needs_input");
+  });
+
+  it("the exit hook alone gives up on a lock held past its wait, and says so naming index.json", async () => {
+    let release = (): void => undefined;
+    const run = await exitWhileLocked(store, "plain", () => {
+      release = holdRegistryLock(store.root);
+    });
+    release();
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain(`could not update ${join(store.root, "index.json")} on exit`);
+    expect(run.stderr).toContain("openprogram sessions doctor");
+    expect(await pythonStatus(store.root, "exiting")).not.toBe("needs_input");
   });
 });
 

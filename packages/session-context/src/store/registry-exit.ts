@@ -31,3 +31,13 @@ export function flushOnExit(registry: Flushable): void {
     registries.clear();
   });
 }
+
+/**
+ * Writes every registry's queued changes now, waiting for the registry lock as
+ * long as any write does. A process about to call process.exit() awaits this
+ * first: the exit hook's synchronous flush can wait only briefly for a lock
+ * another process holds (a sibling's flush on a slow disk), and gives up then.
+ */
+export async function flushQueuedWrites(): Promise<void> {
+  await Promise.all([...registries].filter((registry) => registry.hasPending()).map((registry) => registry.flush()));
+}

@@ -204,7 +204,15 @@ export class SessionRegistry {
       // The root is gone (removed with its sessions) or read-only: nothing to write to.
       return;
     }
-    if (!lock) return;
+    if (!lock) {
+      // Said, not silent: the session's status in index.json stays as it was until its next turn or
+      // `openprogram sessions doctor`. Synchronous, as nothing asynchronous runs after "exit".
+      process.stderr.write(
+        `openprogram: could not update ${this.indexPath} on exit: another process held ${this.lockPath}; ` +
+          "the next turn of the session or `openprogram sessions doctor` brings it up to date.\n",
+      );
+      return;
+    }
     try {
       const raw = readOrNull(this.indexPath);
       const entries = (raw === null ? null : parseEntries(raw)) ?? this.rebuildFromMeta();

@@ -8,6 +8,8 @@ import { fileURLToPath } from "node:url";
 /** A running benchmark server child. */
 export interface BenchChild<Request> {
   port: number;
+  /** The child's process id (for strace, perf). */
+  pid: number;
   /** Sends one request and resolves with the child's next IPC message. */
   ask<T>(request: Request): Promise<T>;
   /** Asks the child to exit and waits until it has. */
@@ -31,6 +33,7 @@ export async function startBenchChild<Request extends object>(
   });
   return {
     port: (JSON.parse(first) as { port: number }).port,
+    pid: child.pid ?? 0,
     ask: <T>(request: Request) =>
       new Promise<T>((resolve) => {
         child.once("message", (message) => resolve(message as T));

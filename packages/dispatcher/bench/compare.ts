@@ -2,7 +2,9 @@
 // alternating between the two so that the shared machine's drifting load weighs on both alike: rounds of 50
 // clients x 20 chat turns in continued sessions, and rounds of one new session per turn (1,000 sessions, each in a
 // fresh server), with each server's CPU per turn. Prints medians and the ratio this / other.
-// Usage: tsx bench/compare.ts <other checkout's root> [rounds (default 3)] [continued|new (default both)]
+// Usage: tsx bench/compare.ts <other checkout's root> [rounds (default 3)] [continued|new|both (default both)]
+//        [clients (default 50)] [turns per client (default 20)]
+// Fewer clients (one, say) give a steadier CPU per turn on a shared machine: no turn waits on another's lock.
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,11 +14,11 @@ import { runChatClient } from "./chat-client.js";
 import { chatRound, type ChatRound } from "./chat-round.js";
 import type { ChildRequest } from "./server-child.js";
 
-const [otherRoot, roundsArgument = "3", only] = process.argv.slice(2);
+const [otherRoot, roundsArgument = "3", only, clientsArgument = "50", turnsArgument] = process.argv.slice(2);
 if (!otherRoot) throw new Error("usage: tsx bench/compare.ts <other checkout's root> [rounds]");
 const ROUNDS = Number(roundsArgument);
-const CLIENTS = 50;
-const TURNS = iterations(20);
+const CLIENTS = Number(clientsArgument);
+const TURNS = turnsArgument ? Number(turnsArgument) : iterations(20);
 const SERVERS = {
   this: fileURLToPath(new URL("./server-child.ts", import.meta.url)),
   other: join(resolve(otherRoot), "packages/dispatcher/bench/server-child.ts"),

@@ -8,9 +8,9 @@
 // Usage: tsx bench/compare-turn.ts <other checkout's root> [rounds (default 15)] [clients (default 1)] [turns (default 40)]
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { join } from "node:path";
 import { comparisonLine } from "@openprogram/bench-kit";
+import { loadCheckouts } from "./two-checkouts.js";
 
 const [otherRoot, roundsArgument = "15", clientsArgument = "1", turnsArgument = "40"] = process.argv.slice(2);
 if (!otherRoot) throw new Error("usage: tsx bench/compare-turn.ts <other checkout's root> [rounds] [clients] [turns]");
@@ -18,30 +18,7 @@ const ROUNDS = Number(roundsArgument);
 const CLIENTS = Number(clientsArgument);
 const TURNS = Number(turnsArgument);
 
-interface Core {
-  sessionContext: (options: object, fn: (session: { sessionId: string }) => Promise<unknown>) => Promise<unknown>;
-  chat: (text: string) => Promise<unknown>;
-  SessionDB: new (options: { root: string }) => {
-    createSession(options: object): Promise<{ id: string }>;
-    flushRegistry(): Promise<void>;
-  };
-}
-interface Testing {
-  scriptedRuntime: (replies: string[]) => { runtime: unknown };
-}
-
-async function load(root: string): Promise<{ core: Core; testing: Testing }> {
-  const dist = join(resolve(root), "packages/session-context/dist");
-  return {
-    core: (await import(pathToFileURL(join(dist, "index.js")).href)) as Core,
-    testing: (await import(pathToFileURL(join(dist, "testing/index.js")).href)) as Testing,
-  };
-}
-
-const sides = {
-  this: await load(join(import.meta.dirname, "../../..")),
-  other: await load(otherRoot),
-};
+const sides = await loadCheckouts(otherRoot);
 type Side = keyof typeof sides;
 
 interface Round {

@@ -1,0 +1,34 @@
+// Two checkouts' built cores loaded side by side in one bench process (this one and another: main in a
+// worktree, say), for the compare-* benches that run them in alternating rounds.
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+
+/** What the compare benches use of a checkout's core (its dist/, typed loosely: the two builds may differ). */
+export interface Core {
+  sessionContext: (options: object, fn: (session: { sessionId: string }) => Promise<unknown>) => Promise<unknown>;
+  chat: (text: string) => Promise<unknown>;
+  SessionDB: new (options: { root: string }) => {
+    createSession(options: object): Promise<{ id: string }>;
+    flushRegistry(): Promise<void>;
+  };
+}
+
+/** What they use of its testing entry. */
+export interface Testing {
+  scriptedRuntime: (replies: string[]) => { runtime: unknown };
+}
+
+async function load(root: string): Promise<{ core: Core; testing: Testing }> {
+  const dist = join(resolve(root), "packages/session-context/dist");
+  return {
+    core: (await import(pathToFileURL(join(dist, "index.js")).href)) as Core,
+    testing: (await import(pathToFileURL(join(dist, "testing/index.js")).href)) as Testing,
+  };
+}
+
+/** This checkout's core and the other one's, each built (`pnpm exec turbo run build`). */
+export async function loadCheckouts(
+  otherRoot: string,
+): Promise<Record<"this" | "other", Awaited<ReturnType<typeof load>>>> {
+  return { this: await load(join(import.meta.dirname, "../../..")), other: await load(otherRoot) };
+}

@@ -3,7 +3,7 @@
 // the doctor cannot put right.
 import { execFile, execFileSync, spawn } from "node:child_process";
 import { promisify } from "node:util";
-import { readFileSync, rmSync, watch, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, watch, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -182,18 +182,20 @@ describe("a flush whose store was removed", () => {
 /** Writes a lock file naming this (live) process, as a sibling holding the registry lock leaves it. */
 function holdRegistryLock(root: string): () => void {
   const lockPath = join(root, ".index.lock");
+  mkdirSync(root, { recursive: true });
   writeFileSync(lockPath, `${process.pid} ${hostname()} heldbytest00\n`, { flag: "wx" });
   return () => rmSync(lockPath, { force: true });
 }
 
 /**
- * Runs a child that creates a session (its registry entry queued), says "created", waits for a line on
- * stdin (sent once the test holds the registry lock), then awaits flushQueuedWrites() or not, and exits.
+ * Holds the registry lock, then runs a child that creates a session and sets its status (both queued for
+ * index.json; its own timer-driven flush then waits for the lock), says "created", awaits flushQueuedWrites()
+ * or not, and exits. The lock is let go `releaseAfterMs` after "created", or once the child has exited.
  */
-function exitWhileLocked(
+async function exitWhileLocked(
   store: TempStore,
   mode: "await" | "plain",
-  onCreated: () => void,
+  releaseAfterMs: number | null,
 ): Promise<{ code: number | null; stderr: string }> {
   const script =
     `import { flushQueuedWrites, SessionDB } from ${JSON.stringify(new URL("../src/index.js", import.meta.url).pathname)};\n` +
@@ -202,23 +204,28 @@ function exitWhileLocked(
     "await db.createSession({ id: 'exiting', title: 'queued' });\n" +
     "await db.setStatus('exiting', 'needs_input');\n" +
     "process.stdout.write('created\\n');\n" +
-    "await new Promise((resolve) => process.stdin.once('data', resolve));\n" +
     "if (mode === 'await') await flushQueuedWrites();\n" +
     "process.exit(0);\n";
   const file = join(store.home, `exit-locked-${mode}.mts`);
   writeFileSync(file, script);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", file, store.root, mode], { stdio: "pipe" });
-    let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.stdout.on("data", (chunk: Buffer) => {
-      if (!chunk.toString().includes("created")) return;
-      onCreated();
-      child.stdin.write("go\n");
+  const release = holdRegistryLock(store.root);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, ["--import", "tsx", file, store.root, mode], { stdio: "pipe" });
+      let stderr = "";
+      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+      child.stdout.on("data", (chunk: Buffer) => {
+        if (releaseAfterMs !== null && chunk.toString().includes("created"))
+          timer = setTimeout(release, releaseAfterMs);
+      });
+      child.on("error", reject);
+      child.on("close", (code) => resolve({ code, stderr }));
     });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stderr }));
-  });
+  } finally {
+    clearTimeout(timer);
+    release();
+  }
 }
 
 describe("the registry flush when another process holds the lock at exit", () => {
@@ -229,29 +236,18 @@ describe("the registry flush when another process holds the lock at exit", () =>
   afterEach(() => store.cleanup());
 
   it("flushQueuedWrites() before process.exit() waits for the lock and writes the queued status", async () => {
-    let release = (): void => undefined;
-    let released: NodeJS.Timeout | undefined;
-    const run = await exitWhileLocked(store, "await", () => {
-      release = holdRegistryLock(store.root);
-      // Longer than the exit hook's own wait for the lock (1 s).
-      released = setTimeout(() => release(), 2_500);
-    });
-    clearTimeout(released);
-    release();
+    // Held 2.5 s past "created": longer than the exit hook's own wait for the lock (1 s).
+    const run = await exitWhileLocked(store, "await", 2_500);
     expect(run.code, run.stderr).toBe(0);
     expect(await pythonStatus(store.root, "exiting")).toBe("needs_input");
   });
 
   it("the exit hook alone gives up on a lock held past its wait, and says so naming index.json", async () => {
-    let release = (): void => undefined;
-    const run = await exitWhileLocked(store, "plain", () => {
-      release = holdRegistryLock(store.root);
-    });
-    release();
+    const run = await exitWhileLocked(store, "plain", null);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain(`could not update ${join(store.root, "index.json")} on exit`);
     expect(run.stderr).toContain("openprogram sessions doctor");
-    expect(await pythonStatus(store.root, "exiting")).not.toBe("needs_input");
+    expect(await pythonStatus(store.root, "exiting")).toBeNull();
   });
 });
 

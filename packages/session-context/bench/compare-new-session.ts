@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { comparisonLine, iterations } from "@openprogram/bench-kit";
-import { loadCheckouts } from "./two-checkouts.js";
+import { loadCheckouts, type Round, type Side } from "./two-checkouts.js";
 
 const [otherRoot, roundsArgument = "5"] = process.argv.slice(2);
 if (!otherRoot) throw new Error("usage: tsx bench/compare-new-session.ts <other checkout's root> [rounds]");
@@ -18,12 +18,6 @@ const CLIENTS = 10;
 const TURNS = iterations(20);
 
 const sides = await loadCheckouts(otherRoot);
-type Side = keyof typeof sides;
-
-interface Round {
-  wallMsPerTurn: number;
-  cpuMsPerTurn: number;
-}
 
 async function turnsRound(side: Side): Promise<Round> {
   const { core, testing } = sides[side];

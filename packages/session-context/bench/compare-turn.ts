@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { comparisonLine } from "@openprogram/bench-kit";
-import { loadCheckouts } from "./two-checkouts.js";
+import { loadCheckouts, type Round, type Side } from "./two-checkouts.js";
 
 const [otherRoot, roundsArgument = "15", clientsArgument = "1", turnsArgument = "40"] = process.argv.slice(2);
 if (!otherRoot) throw new Error("usage: tsx bench/compare-turn.ts <other checkout's root> [rounds] [clients] [turns]");
@@ -19,12 +19,6 @@ const CLIENTS = Number(clientsArgument);
 const TURNS = Number(turnsArgument);
 
 const sides = await loadCheckouts(otherRoot);
-type Side = keyof typeof sides;
-
-interface Round {
-  wallMsPerTurn: number;
-  cpuMsPerTurn: number;
-}
 
 async function turnsRound(side: Side): Promise<Round> {
   const { core, testing } = sides[side];

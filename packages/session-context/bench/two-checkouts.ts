@@ -26,9 +26,16 @@ async function load(root: string): Promise<{ core: Core; testing: Testing }> {
   };
 }
 
+/** The two sides of a comparison: this checkout and the other. */
+export type Side = "this" | "other";
+
+/** One side's round of a compare bench, per turn. */
+export interface Round {
+  wallMsPerTurn: number;
+  cpuMsPerTurn: number;
+}
+
 /** This checkout's core and the other one's, each built (`pnpm exec turbo run build`). */
-export async function loadCheckouts(
-  otherRoot: string,
-): Promise<Record<"this" | "other", Awaited<ReturnType<typeof load>>>> {
+export async function loadCheckouts(otherRoot: string): Promise<Record<Side, Awaited<ReturnType<typeof load>>>> {
   return { this: await load(join(import.meta.dirname, "../../..")), other: await load(otherRoot) };
 }

@@ -21,7 +21,7 @@ import { TestClient } from "../../src/testing/index.js";
 import { asError, asFrame, closeAll, httpGet, onCleanup, type Frame } from "../helpers.js";
 import { channelApplicationName } from "../../src/cluster/bus.js";
 import { GONE_RETENTION_MS, ReplicaRegistry } from "../../src/cluster/replicas.js";
-import { createTestDatabase, type TestDatabase } from "./test-database.js";
+import { createTestDatabase, endPool, type TestDatabase } from "./test-database.js";
 
 const step = agenticFunction({ name: "step", doc: "One step." }, async ({ index }: { index: number }) => {
   await new Promise((resolve) => setTimeout(resolve, 5));
@@ -371,7 +371,7 @@ describe("dead replicas", () => {
       `INSERT INTO openprogram_session_leases (session_id, owner, expires_at) VALUES ('busy', 'live', now() + interval '1 minute')`,
     );
     const pools = Array.from({ length: 6 }, () => new pg.Pool({ connectionString: fresh.url, max: 2 }));
-    onCleanup(() => Promise.all(pools.map((pool) => pool.end())).then(() => undefined));
+    onCleanup(() => Promise.all(pools.map(endPool)).then(() => undefined));
     const sweepers = pools.map((pool, index) => new ReplicaRegistry(pool, fresh.url, `sweeper-${index}`, 2_000));
     const marked = (await Promise.all(sweepers.map((sweeper) => sweeper.sweep()))).flat();
     expect(marked.map((row) => row.id).sort()).toEqual([...dead].sort());

@@ -41,6 +41,17 @@ async function withAdmin<T>(use: (client: pg.Client) => Promise<T>): Promise<T> 
   }
 }
 
+/**
+ * Ends a pool the test opened on its database. `pool.end()` resolves before the pool's connections have closed
+ * (pg-pool asks idle clients to end without waiting for them), so the drop's `WITH (FORCE)` that follows may still
+ * terminate one: pg then emits that error on the pool, which without a listener is an uncaught exception. An error
+ * on a pool being ended belongs to the cleanup, not to the test.
+ */
+export async function endPool(pool: pg.Pool): Promise<void> {
+  pool.on("error", () => undefined);
+  await pool.end();
+}
+
 /** Creates `openprogram_test_<random>`. */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const name = `openprogram_test_${randomBytes(5).toString("hex")}`;

@@ -27,10 +27,11 @@ import {
   hashObject,
   hasLooseObject,
   readLooseObject,
-  writeLooseObjects,
   type GitObjectType,
   type PendingObject,
 } from "./loose-objects.js";
+import { packEntry, readPackedObject, writePack } from "./pack-file.js";
+import { listPacks, mergeSmallPacks, PACKS_BEFORE_MERGE } from "./pack-merge.js";
 import { readHead, updateRef } from "./refs.js";
 import { writeTrees } from "./tree-builder.js";
 import { scanWorktree, type WorktreeFile } from "./worktree-scan.js";
@@ -56,16 +57,24 @@ export interface InProcessCommit {
 /**
  * What this process knows of a repository since its last commit there: the
  * index it wrote (valid while `.git/index` is still that file), the HEAD
- * commit and its tree, the objects it knows exist and the fan-out folders
- * made. Each file is still compared with its entry by its stat, as git does:
- * a file changed in place (which moves no folder's mtime) is found that way.
+ * commit, its tree and the pack it is in, the objects it knows exist and how
+ * many packs there are. Each file is still compared with its entry by its
+ * stat, as git does: a file changed in place (which moves no folder's mtime)
+ * is found that way.
  */
 interface RepositoryMemory {
   indexKey: string;
   entries: IndexEntry[];
-  head: { commit: string; tree: string } | null;
+  head: KnownHead | null;
   objects: Set<string>;
-  folders: Set<string>;
+  packs: number;
+}
+
+/** The HEAD commit, its tree, and the pack this process wrote it in (null: loose, or read from a pack). */
+interface KnownHead {
+  commit: string;
+  tree: string;
+  pack: string | null;
 }
 
 const memories = new Map<string, RepositoryMemory>();
@@ -78,7 +87,8 @@ const MAX_KNOWN_OBJECTS = 50_000;
 /**
  * `git add -A && git commit -m message` done in this process: the files of the
  * session are compared with the index by their stat (as git does), changed
- * ones are hashed and written as loose objects, then the trees, the commit, the
+ * ones are hashed, and they, the trees and the commit are written as one pack
+ * (merged with the smaller packs now and then: pack-merge.ts); then the
  * index (under `index.lock`, as git holds it) and the branch ref (under
  * `<ref>.lock`). Objects come before the index and the index before the ref,
  * so a kill at any point leaves a repository that `git fsck` accepts, with at
@@ -89,7 +99,7 @@ const MAX_KNOWN_OBJECTS = 50_000;
  *
  * Throws UnsupportedIndexError for a repository that needs more of git than
  * this does (hooks, ignore or attributes files, a merge, index version 4,
- * packed history); the caller then runs git itself. Call under the session
+ * a HEAD commit only git can read); the caller then runs git itself. Call under the session
  * lock, with `.git/index.lock` not held by anyone else.
  */
 export async function commitInProcess(
@@ -119,7 +129,6 @@ export async function commitInProcess(
     // Trusted only while .git/index is the file this process wrote: a repository deleted and made anew at the
     // same path (or changed by git or Python) may lack objects this process wrote into the old one.
     const objects = memory?.objects ?? new Set<string>();
-    const folders = memory?.folders ?? new Set<string>();
     // What the index names is in the repository (git writes an object before it stages it).
     if (!memory) for (const entry of previous) objects.add(entry.id);
     const pending: PendingObject[] = [];
@@ -154,7 +163,17 @@ export async function commitInProcess(
     for (const file of scanWorktree(paths.dir).sort((a, b) => comparePaths(a.path, b.path))) take(file);
     const tree = writeTrees(entries, write);
     const commit = parentTree === tree ? null : write("commit", commitBody(tree, head.commit, identity, message, now));
-    writeLooseObjects(gitDir, pending, folders);
+    let pack: string | null = null;
+    let packs = memory?.packs ?? null;
+    if (pending.length > 0) {
+      pack = writePack(gitDir, pending.map(packEntry));
+      packs = packs === null ? listPacks(gitDir).length : packs + 1;
+      if (packs > PACKS_BEFORE_MERGE) {
+        const merge = mergeSmallPacks(gitDir);
+        packs = merge.packs;
+        if (merge.merged !== null && merge.from.includes(pack)) pack = merge.merged;
+      }
+    }
     try {
       writeFileSync(lockFd, serializeIndex(entries));
     } finally {
@@ -164,13 +183,13 @@ export async function commitInProcess(
     await renameOffThread(lockPath, indexPath);
     locked = false;
     if (commit !== null) await updateRef(gitDir, head.ref, commit);
-    const headNow = commit !== null ? { commit, tree } : (memory?.head ?? null);
+    const headNow = commit !== null ? { commit, tree, pack } : (memory?.head ?? null);
     remember(gitDir, {
       indexKey: keyOf(statSync(indexPath, { bigint: true, throwIfNoEntry: false })),
       entries,
       head: headNow,
       objects: objects.size > MAX_KNOWN_OBJECTS ? new Set() : objects,
-      folders,
+      packs: packs ?? listPacks(gitDir).length,
     });
     return { commit, leftOut };
   } catch (error) {
@@ -209,24 +228,31 @@ function isRacy(entry: IndexEntry, index: { seconds: number; nanoseconds: number
 }
 
 /**
- * The tree of a commit: from memory, else from its loose object. The object
- * must still be there (a commit on a parent that is gone would make a broken
- * history); a packed one is left to git.
+ * The tree of a commit: from memory, else from its object, loose or in a pack
+ * (whole, as ours are). The object must still be there (a commit on a parent
+ * that is gone would make a broken history); one stored as a delta (by
+ * `git gc`) is left to git.
  */
 function treeOf(gitDir: string, commit: string, memory: RepositoryMemory | undefined): string {
   const known = memory?.head;
-  if (known?.commit === commit && hasLooseObject(gitDir, commit)) return known.tree;
-  const object = readLooseObject(gitDir, commit);
+  if (known?.commit === commit && stillStored(gitDir, known)) return known.tree;
+  const object = readLooseObject(gitDir, commit) ?? readPackedObject(gitDir, commit);
   if (!object) {
     if (safeReaddir(join(gitDir, "objects", "pack")).some((name) => name.endsWith(".pack")))
-      throw new UnsupportedIndexError(`commit ${commit} is packed`);
+      throw new UnsupportedIndexError(`commit ${commit} is packed in a way only git reads`);
     throw new Error(`the commit HEAD points at (${commit}) is missing from ${join(gitDir, "objects")}`);
   }
   if (object.type !== "commit") throw new Error(`HEAD points at a ${object.type}, not a commit`);
   const tree = /^tree ([0-9a-f]{40})\n/.exec(object.content.toString("latin1"))?.[1];
   if (tree === undefined) throw new UnsupportedIndexError(`commit ${commit} names no tree`);
-  if (memory) memory.head = { commit, tree };
+  if (memory) memory.head = { commit, tree, pack: null };
   return tree;
+}
+
+/** The remembered HEAD commit is still in the pack this process wrote it in, or loose. */
+function stillStored(gitDir: string, head: KnownHead): boolean {
+  if (head.pack !== null && existsSync(join(gitDir, "objects", "pack", `${head.pack}.idx`))) return true;
+  return hasLooseObject(gitDir, head.commit);
 }
 
 /** Why a node file in history/ must not be committed, or null (any other file is committed as it is). */

@@ -1,0 +1,259 @@
+// Git's pack format (version 2) and its index (version 2), for the objects of one commit: two files in
+// `objects/pack/` instead of a file (and often a fan-out folder) per object. On this disk a created file is the
+// dearest call a commit makes (it waits on the file system's journal behind every other session's flush), and a
+// turn's commit writes about seven objects.
+import { createHash } from "node:crypto";
+import {
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { join } from "node:path";
+import { crc32, deflateSync, inflateSync } from "node:zlib";
+import { randomHex } from "../../ids.js";
+import type { GitObjectType, PendingObject } from "./loose-objects.js";
+
+/** Mode git gives pack files in a repository shared as 0600 (read-only, private), as loose objects. */
+const PACK_MODE = 0o400;
+const DIRECTORY_MODE = 0o700;
+const TYPE_CODES: Record<GitObjectType, number> = { commit: 1, tree: 2, blob: 3 };
+const TYPE_NAMES = ["", "commit", "tree", "blob", "tag"];
+const IDX_MAGIC = Buffer.from([0xff, 0x74, 0x4f, 0x63]);
+/** Offsets at or past 2^31 go to the index's table of 8-byte offsets. */
+const LARGE_OFFSET = 0x8000_0000;
+
+/** One entry of a pack: the object's id, its bytes in the pack (header and compressed content) and their CRC-32. */
+export interface PackEntry {
+  id: string;
+  bytes: Buffer;
+  crc: number;
+}
+
+/** A pack entry's header: type and size, the size in 4 bits then 7 bits a byte, low bits first. */
+function entryHeader(typeCode: number, size: number): Buffer {
+  const bytes: number[] = [];
+  let byte = (typeCode << 4) | (size & 0x0f);
+  let rest = Math.floor(size / 16);
+  while (rest > 0) {
+    bytes.push(byte | 0x80);
+    byte = rest & 0x7f;
+    rest = Math.floor(rest / 128);
+  }
+  bytes.push(byte);
+  return Buffer.from(bytes);
+}
+
+/** An object as a pack entry: never a delta, so any later pack can copy it as it is. */
+export function packEntry(object: PendingObject): PackEntry {
+  const bytes = Buffer.concat([
+    entryHeader(TYPE_CODES[object.type], object.content.length),
+    deflateSync(object.content, { level: 1 }),
+  ]);
+  return { id: object.id, bytes, crc: crc32(bytes) };
+}
+
+/** The bytes of a pack of these entries (ids unique) and of its index, and the pack's name (its checksum). */
+export function packFiles(entries: readonly PackEntry[]): { name: string; pack: Buffer; index: Buffer } {
+  const header = Buffer.alloc(12);
+  header.write("PACK", 0, "latin1");
+  header.writeUInt32BE(2, 4);
+  header.writeUInt32BE(entries.length, 8);
+  const offsets = new Map<string, number>();
+  let offset = header.length;
+  for (const entry of entries) {
+    offsets.set(entry.id, offset);
+    offset += entry.bytes.length;
+  }
+  const body = Buffer.concat([header, ...entries.map((entry) => entry.bytes)]);
+  const checksum = createHash("sha1").update(body).digest();
+  const pack = Buffer.concat([body, checksum]);
+  const sorted = [...entries].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const fanout = Buffer.alloc(256 * 4);
+  const counts = new Array<number>(256).fill(0);
+  for (const entry of sorted) counts[parseInt(entry.id.slice(0, 2), 16)]! += 1;
+  let running = 0;
+  for (let byte = 0; byte < 256; byte++) {
+    running += counts[byte]!;
+    fanout.writeUInt32BE(running, byte * 4);
+  }
+  const ids = Buffer.concat(sorted.map((entry) => Buffer.from(entry.id, "hex")));
+  const crcs = Buffer.alloc(sorted.length * 4);
+  const small = Buffer.alloc(sorted.length * 4);
+  const large: Buffer[] = [];
+  sorted.forEach((entry, index) => {
+    crcs.writeUInt32BE(entry.crc, index * 4);
+    const at = offsets.get(entry.id)!;
+    if (at < LARGE_OFFSET) small.writeUInt32BE(at, index * 4);
+    else {
+      small.writeUInt32BE((LARGE_OFFSET | large.length) >>> 0, index * 4);
+      const wide = Buffer.alloc(8);
+      wide.writeBigUInt64BE(BigInt(at));
+      large.push(wide);
+    }
+  });
+  const version = Buffer.alloc(4);
+  version.writeUInt32BE(2);
+  const indexBody = Buffer.concat([IDX_MAGIC, version, fanout, ids, crcs, small, ...large, checksum]);
+  const index = Buffer.concat([indexBody, createHash("sha1").update(indexBody).digest()]);
+  return { name: `pack-${checksum.toString("hex")}`, pack, index };
+}
+
+/**
+ * Writes a pack of these entries into the repository as git does: each file written under a `tmp_` name and
+ * renamed, the pack before its index, so git sees a pack only once both are whole (a pack without its index is
+ * ignored; a kill leaves at most `tmp_` files, which git gc removes). Not fsynced, as git does not fsync objects by
+ * default: the node files are the durable record, the commit is made again from them after a crash. Returns the
+ * pack's name (`pack-<checksum>`).
+ */
+export function writePack(gitDir: string, entries: readonly PackEntry[]): string {
+  const { name, pack, index } = packFiles(entries);
+  const folder = join(gitDir, "objects", "pack");
+  writeThenRename(folder, "tmp_pack_", pack, `${name}.pack`);
+  writeThenRename(folder, "tmp_idx_", index, `${name}.idx`);
+  return name;
+}
+
+function writeThenRename(folder: string, prefix: string, bytes: Buffer, finalName: string): void {
+  const temporary = join(folder, `${prefix}${randomHex(8)}`);
+  let fd: number;
+  try {
+    fd = openSync(temporary, "wx", PACK_MODE);
+  } catch (error) {
+    // A repository in the smallest layout has no objects/pack until its first pack (and git gc may remove it).
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    mkdirSync(folder, { recursive: true, mode: DIRECTORY_MODE });
+    fd = openSync(temporary, "wx", PACK_MODE);
+  }
+  try {
+    writeSync(fd, bytes);
+  } catch (error) {
+    closeSync(fd);
+    unlinkSync(temporary);
+    throw error;
+  }
+  closeSync(fd);
+  // Over a pack already there (the same objects, by its checksum) the rename changes nothing a reader could see.
+  renameSync(temporary, join(folder, finalName));
+}
+
+/** A pack's index, read: the ids in order, and each one's offset in the pack and CRC-32. */
+export interface PackIndex {
+  ids: string[];
+  offsets: number[];
+  crcs: number[];
+}
+
+/** Reads a version 2 index; throws on anything else (an older format, or a torn file). */
+export function parsePackIndex(bytes: Buffer): PackIndex {
+  if (bytes.length < 8 + 256 * 4 + 40 || !bytes.subarray(0, 4).equals(IDX_MAGIC) || bytes.readUInt32BE(4) !== 2)
+    throw new Error("not a version 2 pack index");
+  const count = bytes.readUInt32BE(8 + 255 * 4);
+  const idsAt = 8 + 256 * 4;
+  const crcsAt = idsAt + count * 20;
+  const smallAt = crcsAt + count * 4;
+  const largeAt = smallAt + count * 4;
+  if (bytes.length < largeAt + 40) throw new Error("pack index is shorter than its object count says");
+  const ids: string[] = [];
+  const offsets: number[] = [];
+  const crcs: number[] = [];
+  for (let index = 0; index < count; index++) {
+    ids.push(bytes.toString("hex", idsAt + index * 20, idsAt + index * 20 + 20));
+    crcs.push(bytes.readUInt32BE(crcsAt + index * 4));
+    const small = bytes.readUInt32BE(smallAt + index * 4);
+    offsets.push(small & LARGE_OFFSET ? Number(bytes.readBigUInt64BE(largeAt + (small & ~LARGE_OFFSET) * 8)) : small);
+  }
+  return { ids, offsets, crcs };
+}
+
+/** The position of `id` in an index's sorted ids, or -1. */
+export function findInIndex(index: PackIndex, id: string): number {
+  let low = 0;
+  let high = index.ids.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    const at = index.ids[middle]!;
+    if (at === id) return middle;
+    if (at < id) low = middle + 1;
+    else high = middle - 1;
+  }
+  return -1;
+}
+
+/** Each entry's bytes in a pack (offset to the next entry's, or to the checksum), by id. */
+export function packEntries(index: PackIndex, pack: Buffer): PackEntry[] {
+  const order = index.offsets.map((offset, at) => ({ offset, at })).sort((a, b) => a.offset - b.offset);
+  return order.map(({ offset, at }, position) => {
+    const end = position + 1 < order.length ? order[position + 1]!.offset : pack.length - 20;
+    return { id: index.ids[at]!, bytes: pack.subarray(offset, end), crc: index.crcs[at]! };
+  });
+}
+
+/** An entry's type code (1-4 whole objects, 6 and 7 deltas) and where its compressed content starts. */
+export function entryType(bytes: Buffer): { typeCode: number; contentAt: number } {
+  let at = 0;
+  const typeCode = (bytes[0]! >> 4) & 0x07;
+  while (bytes[at]! & 0x80) at++;
+  return { typeCode, contentAt: at + 1 };
+}
+
+/** A whole object's type and content from its entry, or null for a delta (which needs its base: left to git). */
+export function entryObject(bytes: Buffer): { type: string; content: Buffer } | null {
+  const { typeCode, contentAt } = entryType(bytes);
+  if (typeCode < 1 || typeCode > 4) return null;
+  return { type: TYPE_NAMES[typeCode]!, content: inflateSync(bytes.subarray(contentAt)) };
+}
+
+/** One object read from the packs of a repository, or null when no pack holds it whole. */
+export function readPackedObject(gitDir: string, id: string): { type: string; content: Buffer } | null {
+  const folder = join(gitDir, "objects", "pack");
+  for (const name of safeReaddirSync(folder)) {
+    if (!name.startsWith("pack-") || !name.endsWith(".idx")) continue;
+    let index: PackIndex;
+    try {
+      index = parsePackIndex(readFileSync(join(folder, name)));
+    } catch {
+      continue;
+    }
+    const at = findInIndex(index, id);
+    if (at < 0) continue;
+    const end = [...index.offsets].sort((a, b) => a - b).find((offset) => offset > index.offsets[at]!);
+    return readEntryAt(join(folder, name.replace(/\.idx$/, ".pack")), index.offsets[at]!, end);
+  }
+  return null;
+}
+
+function readEntryAt(
+  packPath: string,
+  offset: number,
+  end: number | undefined,
+): { type: string; content: Buffer } | null {
+  let fd: number;
+  try {
+    fd = openSync(packPath, "r");
+  } catch {
+    return null;
+  }
+  try {
+    const length = (end ?? fstatSync(fd).size - 20) - offset;
+    const bytes = Buffer.alloc(length);
+    readSync(fd, bytes, 0, length, offset);
+    return entryObject(bytes);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function safeReaddirSync(path: string): string[] {
+  try {
+    return readdirSync(path);
+  } catch {
+    return [];
+  }
+}

@@ -58,6 +58,8 @@ const fold = (path: string): string =>
     .replace(/\/objects\/[0-9a-f]{2}\/[0-9a-f]{38}$/, "/objects/xx/<object>")
     .replace(/\/objects\/[0-9a-f]{2}\/tmp_obj_\w+$/, "/objects/xx/tmp_obj_<tmp>")
     .replace(/\/objects\/[0-9a-f]{2}$/, "/objects/xx")
+    .replace(/\/objects\/pack\/tmp_(pack|idx)_\w+$/, "/objects/pack/tmp_$1_<tmp>")
+    .replace(/\/objects\/pack\/pack-[0-9a-f]{40}\./, "/objects/pack/pack-<sha>.")
     .replace(/history\/\.?\d+-u-[0-9a-f]+\.json/, "history/<user node>.json")
     .replace(/history\/\.?\d+-l-[0-9a-f]+\.json/, "history/<reply node>.json")
     .replace(/history\/\.?\d+-\w-[0-9a-f]+\.json/, "history/<node>.json")

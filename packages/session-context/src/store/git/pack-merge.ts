@@ -9,13 +9,12 @@ import { entryType, packEntries, parsePackIndex, writePack, type PackEntry } fro
 /** Past this many packs in a repository, a commit merges the smaller ones. */
 export const PACKS_BEFORE_MERGE = 16;
 
-/** The files a pack may have beside it, which go with it. */
-const COMPANIONS = [".idx", ".rev", ".bitmap", ".mtimes", ".pack"];
-
-/** A pack of the repository: its name (`pack-<checksum>`) and how many objects it holds. */
+/** A pack of the repository: its name (`pack-<checksum>`), how many objects it holds, and its files. */
 export interface PackListing {
   name: string;
   objects: number;
+  /** The pack's files there, its index first and the pack last (git's `.rev`, `.bitmap` and such between). */
+  files: string[];
 }
 
 /** The repository's whole packs (an index and its pack, and no `.keep`), with their object counts. */
@@ -34,7 +33,9 @@ export function listPacks(gitDir: string): PackListing[] {
     const name = file.slice(0, -".idx".length);
     if (!present.has(`${name}.pack`) || present.has(`${name}.keep`)) continue;
     const objects = objectCount(join(folder, file));
-    if (objects !== null) packs.push({ name, objects });
+    if (objects === null) continue;
+    const others = names.filter((other) => other.startsWith(`${name}.`) && other !== file && other !== `${name}.pack`);
+    packs.push({ name, objects, files: [file, ...others, `${name}.pack`] });
   }
   return packs;
 }
@@ -83,7 +84,7 @@ export function mergeSmallPacks(gitDir: string): { packs: number; merged: string
   const folder = join(gitDir, "objects", "pack");
   const chosen = packs.slice(0, packsToMerge(packs.map((pack) => pack.objects)));
   const entries = new Map<string, PackEntry>();
-  const taken: string[] = [];
+  const taken: PackListing[] = [];
   for (const pack of chosen) {
     let own: PackEntry[];
     try {
@@ -94,20 +95,19 @@ export function mergeSmallPacks(gitDir: string): { packs: number; merged: string
     }
     if (own.some((entry) => entryType(entry.bytes).typeCode > 4)) continue;
     for (const entry of own) if (!entries.has(entry.id)) entries.set(entry.id, entry);
-    taken.push(pack.name);
+    taken.push(pack);
   }
   if (taken.length < 2) return { packs: packs.length, merged: null, from: [] };
   const merged = writePack(gitDir, [...entries.values()]);
-  for (const name of taken) {
-    if (name === merged) continue;
-    for (const suffix of COMPANIONS) {
-      const path = join(folder, `${name}${suffix}`);
+  for (const pack of taken) {
+    if (pack.name === merged) continue;
+    for (const file of pack.files) {
       try {
-        unlinkSync(path);
+        unlinkSync(join(folder, file));
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
       }
     }
   }
-  return { packs: packs.length - taken.length + 1, merged, from: taken };
+  return { packs: packs.length - taken.length + 1, merged, from: taken.map((pack) => pack.name) };
 }

@@ -8,13 +8,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { chat, doctorSessions, sessionContext } from "../src/index.js";
 import { writeSessionFolder } from "../src/store/session-folder.js";
 import { createTempStore, scriptedRuntime, type TempStore } from "../src/testing/index.js";
-import { commitBody } from "../src/store/git/in-process-commit.js";
-import { writeNewRepository } from "../src/store/git/init-repository.js";
-import { hashObject } from "../src/store/git/loose-objects.js";
 import { chatTurn, plainGit } from "./helpers.js";
 
 const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
-const IDENTITY = { name: "OpenProgram", email: "openprogram@local" };
 
 describe("a session created for a turn", () => {
   let store: TempStore;
@@ -28,7 +24,7 @@ describe("a session created for a turn", () => {
     const dir = join(store.root, "s");
     expect(readdirSync(dir).sort()).toEqual([".git", ".state", "context", "history", "meta.json", "workdir"]);
     expect(readdirSync(join(dir, ".state"))).toEqual(["turns"]);
-    // Only what git cannot do without, our branch and our exclusions: no objects/info, objects/pack, refs/tags.
+    // Only what git cannot do without, our branch, our exclusions and the packs: no objects/info, refs/tags.
     expect(readdirSync(join(dir, ".git")).sort()).toEqual([
       "COMMIT_EDITMSG",
       "HEAD",
@@ -38,17 +34,19 @@ describe("a session created for a turn", () => {
       "refs",
     ]);
     expect(readdirSync(join(dir, ".git", "refs"))).toEqual(["heads"]);
+    // Its two objects (the empty tree and the commit) are one pack, as every commit's are: no fan-out folder.
+    expect(readdirSync(join(dir, ".git", "objects"))).toEqual(["pack"]);
+    const packFiles = readdirSync(join(dir, ".git", "objects", "pack")).sort();
+    expect(packFiles).toHaveLength(2);
+    for (const name of packFiles) expect(name).toMatch(/^pack-[0-9a-f]{40}\.(idx|pack)$/);
     expect(plainGit(dir, "log", "--format=%s%n%an <%ae>")).toBe("session init\nOpenProgram <openprogram@local>");
     expect(plainGit(dir, "rev-parse", "HEAD^{tree}")).toBe(EMPTY_TREE);
     expect(() => plainGit(dir, "fsck", "--strict", "--no-dangling")).not.toThrow();
-    // Not a leftover anywhere: no temp object file, no building folder.
-    for (const fanOut of readdirSync(join(dir, ".git", "objects")))
-      for (const name of readdirSync(join(dir, ".git", "objects", fanOut))) expect(name).toMatch(/^[0-9a-f]{38}$/);
     const modes = (path: string): number => statSync(join(dir, ".git", path)).mode & 0o777;
     expect(modes("")).toBe(0o700);
     expect(modes("COMMIT_EDITMSG")).toBe(0o600);
     expect(modes("config")).toBe(0o600);
-    expect(modes("objects/4b/825dc642cb6eb9a060e54bf8d69288fbee4904")).toBe(0o400);
+    for (const name of packFiles) expect(modes(`objects/pack/${name}`)).toBe(0o400);
     // The status is clean before any turn: workdir/.gitkeep, history/ and meta.json wait for the first commit.
     expect(plainGit(dir, "status", "--porcelain", "--untracked-files=all")).toBe("?? meta.json\n?? workdir/.gitkeep");
   });
@@ -93,29 +91,15 @@ describe("a session created for a turn", () => {
     expect(readdirSync(join(dir, ".state")).filter((name) => name.startsWith("git-init-"))).toEqual([]);
   });
 
-  it("writes both first objects when the session init commit's id begins as the empty tree's (one object folder)", () => {
-    // About one new repository in 256 (a bench of 1,000 new sessions met it): search for such a time.
-    let now = new Date(1_796_000_000_000);
-    while (!hashObject("commit", commitBody(EMPTY_TREE, null, IDENTITY, "session init", now)).startsWith("4b"))
-      now = new Date(now.getTime() + 1000);
-    const dir = join(store.root, "repository");
-    mkdirSync(dir, { recursive: true });
-    const gitDir = join(dir, ".git");
-    writeNewRepository(gitDir, IDENTITY, now);
-    expect(readdirSync(join(gitDir, "objects"))).toEqual(["4b"]);
-    expect(readdirSync(join(gitDir, "objects", "4b"))).toHaveLength(2);
-    expect(plainGit(dir, "log", "--format=%s")).toBe("session init");
-    expect(() => plainGit(dir, "fsck", "--strict", "--no-dangling")).not.toThrow();
-  });
-
   it("killed before its rename leaves a hidden folder, half a repository in it, that blocks nothing and the doctor removes", async () => {
-    // What a kill leaves at any point of the build: here the whole folder, less the branch and an object (as if cut
-    // short), with git's read-only object files in it.
+    // What a kill leaves at any point of the build: here the whole folder, less the branch and the pack's index (as
+    // if cut short), with git's read-only pack file in it.
     mkdirSync(store.root, { recursive: true });
     const leftover = join(store.root, ".creating-s-0123abcd");
     await writeSessionFolder(leftover, '{"id": "s"}', true);
     rmSync(join(leftover, ".git", "refs", "heads", "main"));
-    rmSync(join(leftover, ".git", "objects", "4b"), { recursive: true });
+    const packFolder = join(leftover, ".git", "objects", "pack");
+    for (const name of readdirSync(packFolder)) if (name.endsWith(".idx")) rmSync(join(packFolder, name));
     const old = new Date(Date.now() - 3_600_000);
     utimesSync(leftover, old, old);
     const { runtime } = scriptedRuntime(["hello"]);

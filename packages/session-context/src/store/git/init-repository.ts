@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { randomHex } from "../../ids.js";
 import { GIT_EXCLUDES } from "../layout.js";
 import { commitBody, type CommitIdentity } from "./in-process-commit.js";
-import { hashObject, looseObjectBytes, type GitObjectType } from "./loose-objects.js";
+import { hashObject } from "./loose-objects.js";
+import { packEntry, packFiles } from "./pack-file.js";
 
 /**
  * What `git init --shared=0600 --initial-branch=main` writes that git needs,
@@ -30,12 +31,12 @@ function configText(identity: CommitIdentity): string {
 /**
  * The folders of a new repository: only those git cannot do without (it
  * recognises a repository by HEAD, objects/ and refs/), the one our first
- * commit's branch lives in, and info/ for our exclusions. `git init` also makes
- * objects/info, objects/pack, refs/tags, hooks and branches; git makes each of
- * those itself when it first writes there (gc, repack, tag), and every mkdir
- * is a journal operation on the new-session path.
+ * commit's branch lives in, objects/pack for every commit's pack, and info/ for
+ * our exclusions. `git init` also makes objects/info, refs/tags, hooks and
+ * branches; git makes each of those itself when it first writes there (gc,
+ * tag), and every mkdir is a journal operation on the new-session path.
  */
-const REPOSITORY_FOLDERS = ["", "objects", "refs", "refs/heads", "info"];
+const REPOSITORY_FOLDERS = ["", "objects", "objects/pack", "refs", "refs/heads", "info"];
 
 const PRIVATE_FILE = { mode: 0o600, flag: "wx" } as const;
 
@@ -43,8 +44,9 @@ const PRIVATE_FILE = { mode: 0o600, flag: "wx" } as const;
  * Writes a whole new repository, with its first commit ("session init",
  * empty), into `gitDir`, which must not exist yet and must be invisible to
  * everyone until its caller renames it (or a folder around it) into place: so
- * the loose objects are written straight under their names, with no temp
- * file and rename each (their folder is private until then). Also makes
+ * its two objects (the empty tree and the commit) are written as one pack
+ * straight under its names, with no temp file and rename (the folder is
+ * private until then), as every later commit writes its own. Also makes
  * `COMMIT_EDITMSG` private before git ever writes it (git keeps the mode of a
  * file already there; core.sharedRepository does not cover it).
  */
@@ -58,33 +60,15 @@ export function writeNewRepository(gitDir: string, identity: CommitIdentity, now
     PRIVATE_FILE,
   );
   writeFileSync(join(gitDir, "COMMIT_EDITMSG"), "", PRIVATE_FILE);
-  const fanOuts = new Set<string>();
-  const emptyTree = writeObjectInPrivateFolder(gitDir, "tree", Buffer.alloc(0), fanOuts);
-  const commit = writeObjectInPrivateFolder(
-    gitDir,
-    "commit",
-    commitBody(emptyTree, null, identity, "session init", now),
-    fanOuts,
-  );
+  const tree = { type: "tree" as const, content: Buffer.alloc(0) };
+  const emptyTree = hashObject(tree.type, tree.content);
+  const body = { type: "commit" as const, content: commitBody(emptyTree, null, identity, "session init", now) };
+  const commit = hashObject(body.type, body.content);
+  const { name, pack, index } = packFiles([packEntry({ ...tree, id: emptyTree }), packEntry({ ...body, id: commit })]);
+  const packMode = { mode: 0o400, flag: "wx" } as const;
+  writeFileSync(join(gitDir, "objects", "pack", `${name}.pack`), pack, packMode);
+  writeFileSync(join(gitDir, "objects", "pack", `${name}.idx`), index, packMode);
   writeFileSync(join(gitDir, "refs", "heads", "main"), `${commit}\n`, PRIVATE_FILE);
-}
-
-/**
- * A loose object written straight under its name (git's read-only mode): see writeNewRepository. `fanOuts`: the
- * object folders made so far (the commit's id may begin as the empty tree's does).
- */
-function writeObjectInPrivateFolder(
-  gitDir: string,
-  type: GitObjectType,
-  content: Uint8Array,
-  fanOuts: Set<string>,
-): string {
-  const id = hashObject(type, content);
-  const folder = join(gitDir, "objects", id.slice(0, 2));
-  if (!fanOuts.has(folder)) mkdirSync(folder, { mode: 0o700 });
-  fanOuts.add(folder);
-  writeFileSync(join(folder, id.slice(2)), looseObjectBytes(type, content), { mode: 0o400, flag: "wx" });
-  return id;
 }
 
 /**

@@ -60,7 +60,7 @@ describe("a pack of a commit's objects", () => {
         env: { ...process.env, GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" },
       });
       expect(read.equals(object.content)).toBe(true);
-      expect(readPackedObject(gitDir, object.id)).toEqual({ type: "blob", content: object.content });
+      expect(readPackedObject(gitDir, object.id)).toEqual({ type: "blob", content: object.content, pack: name });
     }
     expect(readPackedObject(gitDir, "0".repeat(40))).toBeNull();
     expect(readdirSync(packFolder(dir)).filter((file) => file.startsWith("tmp_"))).toEqual([]);

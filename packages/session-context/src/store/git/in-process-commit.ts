@@ -70,7 +70,7 @@ interface RepositoryMemory {
   packs: number;
 }
 
-/** The HEAD commit, its tree, and the pack this process wrote it in (null: loose, or read from a pack). */
+/** The HEAD commit, its tree, and the pack it was found or written in (null: a loose object). */
 interface KnownHead {
   commit: string;
   tree: string;
@@ -236,7 +236,8 @@ function isRacy(entry: IndexEntry, index: { seconds: number; nanoseconds: number
 function treeOf(gitDir: string, commit: string, memory: RepositoryMemory | undefined): string {
   const known = memory?.head;
   if (known?.commit === commit && stillStored(gitDir, known)) return known.tree;
-  const object = readLooseObject(gitDir, commit) ?? readPackedObject(gitDir, commit);
+  const loose = readLooseObject(gitDir, commit);
+  const object = loose ? { ...loose, pack: null } : readPackedObject(gitDir, commit);
   if (!object) {
     if (safeReaddir(join(gitDir, "objects", "pack")).some((name) => name.endsWith(".pack")))
       throw new UnsupportedIndexError(`commit ${commit} is packed in a way only git reads`);
@@ -245,11 +246,11 @@ function treeOf(gitDir: string, commit: string, memory: RepositoryMemory | undef
   if (object.type !== "commit") throw new Error(`HEAD points at a ${object.type}, not a commit`);
   const tree = /^tree ([0-9a-f]{40})\n/.exec(object.content.toString("latin1"))?.[1];
   if (tree === undefined) throw new UnsupportedIndexError(`commit ${commit} names no tree`);
-  if (memory) memory.head = { commit, tree, pack: null };
+  if (memory) memory.head = { commit, tree, pack: object.pack };
   return tree;
 }
 
-/** The remembered HEAD commit is still in the pack this process wrote it in, or loose. */
+/** The remembered HEAD commit is still in the pack it was in, or loose. */
 function stillStored(gitDir: string, head: KnownHead): boolean {
   if (head.pack !== null && existsSync(join(gitDir, "objects", "pack", `${head.pack}.idx`))) return true;
   return hasLooseObject(gitDir, head.commit);

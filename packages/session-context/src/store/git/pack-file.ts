@@ -210,8 +210,8 @@ export function entryObject(bytes: Buffer): { type: string; content: Buffer } | 
   return { type: TYPE_NAMES[typeCode]!, content: inflateSync(bytes.subarray(contentAt)) };
 }
 
-/** One object read from the packs of a repository, or null when no pack holds it whole. */
-export function readPackedObject(gitDir: string, id: string): { type: string; content: Buffer } | null {
+/** One object read from the packs of a repository, with the pack's name, or null when no pack holds it whole. */
+export function readPackedObject(gitDir: string, id: string): { type: string; content: Buffer; pack: string } | null {
   const folder = join(gitDir, "objects", "pack");
   for (const name of safeReaddirSync(folder)) {
     if (!name.startsWith("pack-") || !name.endsWith(".idx")) continue;
@@ -224,7 +224,9 @@ export function readPackedObject(gitDir: string, id: string): { type: string; co
     const at = findInIndex(index, id);
     if (at < 0) continue;
     const end = [...index.offsets].sort((a, b) => a - b).find((offset) => offset > index.offsets[at]!);
-    return readEntryAt(join(folder, name.replace(/\.idx$/, ".pack")), index.offsets[at]!, end);
+    const pack = name.slice(0, -".idx".length);
+    const object = readEntryAt(join(folder, `${pack}.pack`), index.offsets[at]!, end);
+    return object && { ...object, pack };
   }
   return null;
 }

@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
 import type { SessionDB } from "../src/index.js";
 
 /** Runs a TypeScript file in a real child Node process (through tsx) and resolves with its output. */
@@ -51,4 +52,16 @@ export async function chatTurn(db: SessionDB, sessionId: string, turnId: string,
       { atHead: true },
     );
   return db.endTurn(sessionId, turnId, { status: "idle" });
+}
+
+/**
+ * What git itself must say of a session's repository after our commits: a clean status, `git fsck --strict`, and the
+ * tree `git add -A` would stage being the one committed.
+ */
+export function assertHealthy(dir: string): void {
+  expect(plainGit(dir, "status", "--porcelain", "--untracked-files=all"), "git status is clean").toBe("");
+  expect(() => plainGit(dir, "fsck", "--strict", "--no-dangling"), "git fsck passes").not.toThrow();
+  // The tree we committed is the one git's own staging makes of the same files.
+  plainGit(dir, "add", "-A");
+  expect(plainGit(dir, "write-tree")).toBe(plainGit(dir, "rev-parse", "HEAD^{tree}"));
 }

@@ -7,20 +7,12 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { doctorSessions, SessionDB } from "../src/index.js";
 import { createTempStore, PYTHON_SESSIONS_FIXTURE, type TempStore } from "../src/testing/index.js";
-import { chatTurn, git, plainGit } from "./helpers.js";
+import { assertHealthy, chatTurn, git, plainGit } from "./helpers.js";
 
 /** git commit writes the message into .git/COMMIT_EDITMSG; the in-process commit does not: so git was not run. */
 function assertCommittedInProcess(dir: string, turnId: string): void {
   const path = join(dir, ".git", "COMMIT_EDITMSG");
   expect(existsSync(path) ? readFileSync(path, "utf8") : "").not.toContain(turnId);
-}
-
-function assertHealthy(dir: string): void {
-  expect(plainGit(dir, "status", "--porcelain", "--untracked-files=all"), "git status is clean").toBe("");
-  expect(() => plainGit(dir, "fsck", "--strict", "--no-dangling"), "git fsck passes").not.toThrow();
-  // The tree we committed is the one git's own staging makes of the same files.
-  plainGit(dir, "add", "-A");
-  expect(plainGit(dir, "write-tree")).toBe(plainGit(dir, "rev-parse", "HEAD^{tree}"));
 }
 
 describe("in-process turn commits", () => {

@@ -18,18 +18,11 @@ import {
 } from "../src/store/git/pack-file.js";
 import { listPacks, PACKS_BEFORE_MERGE, packsToMerge } from "../src/store/git/pack-merge.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
-import { chatTurn, plainGit } from "./helpers.js";
+import { assertHealthy, chatTurn, plainGit } from "./helpers.js";
 
 const packFolder = (dir: string): string => join(dir, ".git", "objects", "pack");
 const looseObjects = (dir: string): string[] =>
   readdirSync(join(dir, ".git", "objects")).filter((name) => /^[0-9a-f]{2}$/.test(name));
-
-function assertHealthy(dir: string): void {
-  expect(plainGit(dir, "status", "--porcelain", "--untracked-files=all"), "git status is clean").toBe("");
-  expect(() => plainGit(dir, "fsck", "--strict", "--no-dangling"), "git fsck passes").not.toThrow();
-  plainGit(dir, "add", "-A");
-  expect(plainGit(dir, "write-tree")).toBe(plainGit(dir, "rev-parse", "HEAD^{tree}"));
-}
 
 describe("a pack of a commit's objects", () => {
   let store: TempStore;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { deflateSync, inflateSync } from "node:zlib";
+import { inflateSync } from "node:zlib";
 
 /** The kinds of git object a turn writes. */
 export type GitObjectType = "blob" | "tree" | "commit";
@@ -9,11 +9,6 @@ export type GitObjectType = "blob" | "tree" | "commit";
 /** The object's id: SHA-1 of `<type> <size>\0<content>`, as git hashes it. */
 export function hashObject(type: GitObjectType, content: Uint8Array): string {
   return createHash("sha1").update(`${type} ${content.length}\0`).update(content).digest("hex");
-}
-
-/** A loose object file's bytes: zlib of `<type> <size>\0<content>` (level 1: git reads any level). */
-export function looseObjectBytes(type: GitObjectType, content: Uint8Array): Buffer {
-  return deflateSync(Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content]), { level: 1 });
 }
 
 /** An object a commit is about to write: its id is already known (hashObject). */

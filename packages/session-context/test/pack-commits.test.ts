@@ -63,6 +63,23 @@ describe("a pack of a commit's objects", () => {
     ]);
   });
 
+  it("reads an object past a torn pack that names it, from another pack that holds it whole, or not at all", async () => {
+    await store.db.createSession({ id: "s", forTurn: true });
+    const gitDir = join(store.root, "s", ".git");
+    const content = Buffer.from("twice packed ".repeat(50));
+    const id = hashObject("blob", content);
+    const torn = packFiles([packEntry({ id, type: "blob", content })]);
+    // Its index is whole; its pack is cut inside the object's compressed bytes.
+    writeFileSync(join(gitDir, "objects", "pack", `${torn.name}.pack`), torn.pack.subarray(0, 20));
+    writeFileSync(join(gitDir, "objects", "pack", `${torn.name}.idx`), torn.index);
+    expect(readPackedObject(gitDir, id)).toBeNull();
+    const whole = writePack(gitDir, [
+      packEntry({ id, type: "blob", content }),
+      packEntry({ id: hashObject("blob", Buffer.alloc(0)), type: "blob", content: Buffer.alloc(0) }),
+    ]);
+    expect(readPackedObject(gitDir, id)).toEqual({ type: "blob", content, pack: whole });
+  });
+
   it("of each turn: no loose object, one pack and one commit per turn (and one for session init), git's view clean", async () => {
     await store.db.createSession({ id: "s", forTurn: true });
     const dir = join(store.root, "s");

@@ -2,7 +2,6 @@ import {
   closeSync,
   existsSync,
   openSync,
-  readdirSync,
   readFileSync,
   readlinkSync,
   statSync,
@@ -30,7 +29,7 @@ import {
   type GitObjectType,
   type PendingObject,
 } from "./loose-objects.js";
-import { packEntry, readPackedObject, writePack } from "./pack-file.js";
+import { packEntry, readdirOrEmpty, readPackedObject, writePack } from "./pack-file.js";
 import { listPacks, mergeSmallPacks, PACKS_BEFORE_MERGE } from "./pack-merge.js";
 import { readHead, updateRef } from "./refs.js";
 import { writeTrees } from "./tree-builder.js";
@@ -239,7 +238,7 @@ function treeOf(gitDir: string, commit: string, memory: RepositoryMemory | undef
   const loose = readLooseObject(gitDir, commit);
   const object = loose ? { ...loose, pack: null } : readPackedObject(gitDir, commit);
   if (!object) {
-    if (safeReaddir(join(gitDir, "objects", "pack")).some((name) => name.endsWith(".pack")))
+    if (readdirOrEmpty(join(gitDir, "objects", "pack")).some((name) => name.endsWith(".pack")))
       throw new UnsupportedIndexError(`commit ${commit} is packed in a way only git reads`);
     throw new Error(`the commit HEAD points at (${commit}) is missing from ${join(gitDir, "objects")}`);
   }
@@ -308,7 +307,7 @@ function checkRepositorySettings(gitDir: string): void {
       throw new UnsupportedIndexError(`.git/info/exclude has the rule ${rule}`);
   }
   if (existsSync(join(gitDir, "info", "attributes"))) throw new UnsupportedIndexError(".git/info/attributes exists");
-  const hooks = safeReaddir(join(gitDir, "hooks")).filter((name) => !name.endsWith(".sample"));
+  const hooks = readdirOrEmpty(join(gitDir, "hooks")).filter((name) => !name.endsWith(".sample"));
   if (hooks.length > 0) throw new UnsupportedIndexError(`hooks ${hooks.join(", ")}`);
   const config = readOrEmpty(join(gitDir, "config")).toLowerCase();
   for (const setting of [
@@ -330,14 +329,6 @@ function readOrEmpty(path: string): string {
     return readFileSync(path, "utf8");
   } catch {
     return "";
-  }
-}
-
-function safeReaddir(path: string): string[] {
-  try {
-    return readdirSync(path);
-  } catch {
-    return [];
   }
 }
 

@@ -210,10 +210,13 @@ export function entryObject(bytes: Buffer): { type: string; content: Buffer } | 
   return { type: TYPE_NAMES[typeCode]!, content: inflateSync(bytes.subarray(contentAt)) };
 }
 
-/** One object read from the packs of a repository, with the pack's name, or null when no pack holds it whole. */
+/**
+ * One object read from the packs of a repository, with the pack's name, or null when no pack holds it whole and
+ * readable (a delta, or a torn pack: left to git, which reads the one and reports the other).
+ */
 export function readPackedObject(gitDir: string, id: string): { type: string; content: Buffer; pack: string } | null {
   const folder = join(gitDir, "objects", "pack");
-  for (const name of safeReaddirSync(folder)) {
+  for (const name of readdirOrEmpty(folder)) {
     if (!name.startsWith("pack-") || !name.endsWith(".idx")) continue;
     let index: PackIndex;
     try {
@@ -225,8 +228,14 @@ export function readPackedObject(gitDir: string, id: string): { type: string; co
     if (at < 0) continue;
     const end = [...index.offsets].sort((a, b) => a - b).find((offset) => offset > index.offsets[at]!);
     const pack = name.slice(0, -".idx".length);
-    const object = readEntryAt(join(folder, `${pack}.pack`), index.offsets[at]!, end);
-    return object && { ...object, pack };
+    let object: { type: string; content: Buffer } | null;
+    try {
+      object = readEntryAt(join(folder, `${pack}.pack`), index.offsets[at]!, end);
+    } catch {
+      continue;
+    }
+    // The same object may also be whole in another pack (a merge killed before it removed the packs it took).
+    if (object) return { ...object, pack };
   }
   return null;
 }
@@ -252,7 +261,8 @@ function readEntryAt(
   }
 }
 
-function safeReaddirSync(path: string): string[] {
+/** A folder's names, or none when it cannot be read (missing, or not a folder). */
+export function readdirOrEmpty(path: string): string[] {
   try {
     return readdirSync(path);
   } catch {

@@ -2,9 +2,9 @@
 // turn, and its own `gc --auto` (which Python's `git commit` may run) repacks past 50. So past a few packs a commit
 // merges the smaller ones into one, geometrically as git's `repack --geometric=2` does: packs stay few, and over a
 // 10,000-turn session each turn's objects are copied about five times in all (a simulation of the rule).
-import { closeSync, openSync, readdirSync, readFileSync, readSync, unlinkSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { entryType, packEntries, parsePackIndex, writePack, type PackEntry } from "./pack-file.js";
+import { entryType, packEntries, parsePackIndex, readdirOrEmpty, writePack, type PackEntry } from "./pack-file.js";
 
 /** Past this many packs in a repository, a commit merges the smaller ones. */
 export const PACKS_BEFORE_MERGE = 16;
@@ -20,12 +20,7 @@ export interface PackListing {
 /** The repository's whole packs (an index and its pack, and no `.keep`), with their object counts. */
 export function listPacks(gitDir: string): PackListing[] {
   const folder = join(gitDir, "objects", "pack");
-  let names: string[];
-  try {
-    names = readdirSync(folder);
-  } catch {
-    return [];
-  }
+  const names = readdirOrEmpty(folder);
   const present = new Set(names);
   const packs: PackListing[] = [];
   for (const file of names) {

@@ -1,6 +1,7 @@
-// Issue 19: a node that moves the head is written with its meta.json as one grouped durable write: both temp files
-// fsynced together, the node renamed before meta.json, both folders fsynced together, so an append waits for two
-// rounds of fsyncs instead of four. Observed through node:fs itself (every call still reaches the real file system).
+// Issue 19, then issue 38: a node that moves the head is written with its meta.json as one grouped write, the node
+// renamed before meta.json; neither file is fsynced on its own: both texts go to the session's write-ahead log in one
+// append, and one fdatasync of the log makes the write durable (it waited for four fsyncs in two rounds before the
+// log). Observed through node:fs itself (every call still reaches the real file system).
 import type * as NodeFs from "node:fs";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -15,6 +16,8 @@ const seen = vi.hoisted(() => ({
   /** Every fsync round (fsyncs that overlapped count as one). */
   rounds: 0,
   fsyncs: 0,
+  /** fdatasyncs: the write-ahead log's. */
+  fdatasyncs: 0,
   renamedTo: [] as string[],
   /** fsyncs in flight when each rename was made. */
   inFlightAtRename: [] as number[],
@@ -34,6 +37,16 @@ vi.mock("node:fs", async () => {
       seen.fsyncs += 1;
       seen.mostAtOnce = Math.max(seen.mostAtOnce, seen.inFlight);
       actual.fsync(fd, (error) => {
+        seen.inFlight -= 1;
+        callback(error);
+      });
+    },
+    fdatasync: (fd: number, callback: (error: NodeJS.ErrnoException | null) => void): void => {
+      if (seen.inFlight === 0) seen.rounds += 1;
+      seen.inFlight += 1;
+      seen.fdatasyncs += 1;
+      seen.mostAtOnce = Math.max(seen.mostAtOnce, seen.inFlight);
+      actual.fdatasync(fd, (error) => {
         seen.inFlight -= 1;
         callback(error);
       });
@@ -72,6 +85,7 @@ async function resetSeen(): Promise<void> {
     mostAtOnce: 0,
     rounds: 0,
     fsyncs: 0,
+    fdatasyncs: 0,
     renamedTo: [],
     inFlightAtRename: [],
     inFlightAtCommitLock: null,
@@ -80,17 +94,17 @@ async function resetSeen(): Promise<void> {
 }
 
 describe("a node and the meta.json whose head names it", () => {
-  it("are made durable together: two rounds of fsyncs, the node renamed first", async () => {
+  it("are made durable together by one fdatasync of the log, the node renamed first", async () => {
     await store.db.createSession({ id: "grouped" });
     await store.db.appendNode("grouped", { role: "user", output: "first" }, { atHead: true });
     await resetSeen();
 
     const node = await store.db.appendNode("grouped", { role: "user", output: "second" }, { atHead: true });
 
-    // The node's file and meta.json, then history/ and the session folder: four fsyncs, two at a time.
-    expect(seen.fsyncs).toBe(4);
-    expect(seen.rounds).toBe(2);
-    expect(seen.mostAtOnce).toBe(2);
+    // Neither file fsynced on its own: both logged, the log fdatasynced once.
+    expect(seen.fsyncs).toBe(0);
+    expect(seen.fdatasyncs).toBe(1);
+    expect(seen.rounds).toBe(1);
     const dir = join(store.root, "grouped");
     const nodeFile = readdirSync(join(dir, "history")).find((name) => name.includes(node.id)) as string;
     expect(seen.renamedTo).toEqual([join(dir, "history", nodeFile), join(dir, "meta.json")]);
@@ -105,8 +119,8 @@ describe("a node and the meta.json whose head names it", () => {
 
     await store.db.updateNode("reply", reply.id, { output: "answer" }, { advanceHead: true });
 
-    expect(seen.fsyncs).toBe(4);
-    expect(seen.rounds).toBe(2);
+    expect(seen.fsyncs).toBe(0);
+    expect(seen.fdatasyncs).toBe(1);
     expect(seen.renamedTo.map((path) => path.split("/").pop())).toEqual([
       expect.stringContaining(reply.id),
       "meta.json",
@@ -121,8 +135,8 @@ describe("a node and the meta.json whose head names it", () => {
 
     const node = await store.db.appendNode("big", { role: "user", output }, { atHead: true });
 
-    expect(seen.fsyncs).toBe(4);
-    expect(seen.rounds).toBe(2);
+    expect(seen.fsyncs).toBe(0);
+    expect(seen.fdatasyncs).toBe(1);
     const reread = new SessionDB({ root: store.root });
     expect((await reread.getNode("big", node.id))?.output).toBe(output);
     expect((await reread.readMeta("big")).head_id).toBe(node.id);
@@ -135,7 +149,8 @@ describe("a node and the meta.json whose head names it", () => {
 
     await store.db.appendNode("alone", { role: "code", name: "tool", caller: root.id, output: "inner" });
 
-    expect(seen.fsyncs).toBe(2);
+    expect(seen.fsyncs).toBe(0);
+    expect(seen.fdatasyncs).toBe(1);
     expect(seen.renamedTo).toHaveLength(1);
   });
 
@@ -164,7 +179,7 @@ describe("a node and the meta.json whose head names it", () => {
     expect((await store.db.readMeta("failing")).head_id).toBe(next.id);
   });
 
-  it("a turn's end commits while meta.json's folder is being fsynced, and ends durable and committed", async () => {
+  it("a turn's end commits while the log is being fdatasynced for meta.json, and ends durable and committed", async () => {
     await store.db.createSession({ id: "ending" });
     await store.db.beginTurn("ending", "turn_end");
     const user = await store.db.appendNode("ending", { role: "user", output: "hello" }, { atHead: true });
@@ -179,10 +194,11 @@ describe("a node and the meta.json whose head names it", () => {
     expect(seen.renamedTo.indexOf(join(dir, ".git", "index"))).toBeGreaterThan(
       seen.renamedTo.indexOf(join(dir, "meta.json")),
     );
-    // The commit began (took the index lock) while the session folder's fsync, for meta.json's name, was in flight.
+    // The commit began (took the index lock) while the log's fdatasync, for meta.json, was in flight.
     expect(seen.inFlightAtCommitLock).toBe(1);
     expect(seen.inFlight).toBe(0);
-    expect(seen.fsyncs).toBe(2);
+    expect(seen.fsyncs).toBe(0);
+    expect(seen.fdatasyncs).toBe(1);
   });
 
   it("a turn whose last write moved the head ends without writing meta.json again, its updated_at committed", async () => {
@@ -205,6 +221,7 @@ describe("a node and the meta.json whose head names it", () => {
     const dir = join(store.root, "stamped");
     expect(seen.renamedTo).not.toContain(join(dir, "meta.json"));
     expect(seen.fsyncs).toBe(0);
+    expect(seen.fdatasyncs).toBe(0);
     expect(stamped).toBeGreaterThanOrEqual(before - 1);
     const meta = readFileSync(join(dir, "meta.json"), "utf8");
     expect((JSON.parse(meta) as { head_id: string }).head_id).toBe(reply.id);

@@ -5,7 +5,7 @@
 // HTTP server speaking the chat-completions protocol. A tool that finished is
 // never run again and the requests are an uninterrupted run's, byte for byte;
 // an interrupted plain tool runs again only when idempotent.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
@@ -27,6 +27,7 @@ import {
   type FakeReply,
   type TempStore,
 } from "../src/testing/index.js";
+import { readWal } from "../src/store/session-wal.js";
 import { childScript, git, runTsChild } from "./helpers.js";
 import { planDay } from "./programs/tool-day.mjs";
 
@@ -132,6 +133,31 @@ async function runKilledChild(sessionId: string, env: Record<string, string>): P
   expect(outcome.code, outcome.stderr).toBe(null); // killed by a signal, not exited
 }
 
+/**
+ * A power cut at the kill, at its worst: every write that no fsync or fdatasync covered is gone. Node files and
+ * meta.json are never fsynced on their own (the session's write-ahead log holds them): each node file the turn
+ * logged is gone (`torn`: its name reached the disk and its data did not, zero bytes), meta.json is back to what
+ * createSession made durable, the turn's lease and the change journal are gone, and the log keeps only what its
+ * last fdatasync covered (recorded by the child, see children/record-syncs.mjs).
+ */
+function cutPower(sessionId: string, createdMeta: string, torn: boolean): void {
+  const dir = join(store.root, sessionId);
+  const wal = join(dir, ".state", "wal");
+  const synced = readFileSync(join(logDir, "syncs"), "utf8")
+    .split("\n")
+    .filter((line) => line.startsWith(`${wal} `))
+    .map((line) => Number(line.slice(wal.length + 1)));
+  for (const record of readWal(wal)) {
+    if (!record.rel.startsWith("history/")) continue;
+    if (torn) writeFileSync(join(dir, record.rel), "");
+    else rmSync(join(dir, record.rel), { force: true });
+  }
+  truncateSync(wal, Math.max(0, ...synced));
+  writeFileSync(join(dir, "meta.json"), createdMeta);
+  rmSync(join(dir, ".state", "journal"), { force: true });
+  rmSync(join(dir, ".state", "turns"), { recursive: true, force: true });
+}
+
 /** The reference: an uninterrupted run's result, requests and executions. */
 async function reference(): Promise<{ result: string; bodies: string[] }> {
   const result = await runHere("reference");
@@ -183,6 +209,54 @@ describe("resuming a turn whose model called tools", () => {
       expect(nodes.filter((node) => node.name === "weather")).toHaveLength(1);
       expect(nodes.filter((node) => node.name === "book_room")).toHaveLength(1);
       await expectHealthy("failed");
+    },
+  );
+});
+
+describe("resuming after a power cut (writes no fsync covered dropped)", () => {
+  it.each([
+    ["after book_room's result", { OPENPROGRAM_TEST_DIE_AFTER: "book_room" }, ["weather", "book_room", "shout"], false],
+    [
+      "inside shout, files torn",
+      { OPENPROGRAM_TEST_DIE_IN: "shout" },
+      ["weather", "book_room", "shout", "shout"],
+      true,
+    ],
+  ] as const)(
+    "%s: the log puts the turn back, no tool runs again, no request is repeated",
+    async (_, env, expected, torn) => {
+      const ref = await reference();
+      await store.db.createSession({ id: "cut" });
+      const createdMeta = readFileSync(join(store.root, "cut", "meta.json"), "utf8");
+      await runKilledChild("cut", {
+        ...env,
+        NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import ${childScript("record-syncs.mjs")}`,
+        OPENPROGRAM_TEST_SYNC_LOG: join(logDir, "syncs"),
+      });
+      const calls = bodies().length;
+      cutPower("cut", createdMeta, torn);
+
+      // A new process after the cut: a store that has never read the session.
+      const { SessionDB } = await import("../src/index.js");
+      process.env.OPENPROGRAM_TEST_TOOL_LOG = logOf("cut");
+      try {
+        await expect(
+          resumeTurn<string>({
+            sessionId: "cut",
+            db: new SessionDB({ root: store.root }),
+            runtime,
+            program: planDay,
+            asker: createScriptedAsker(["yes"]),
+          }),
+        ).resolves.toBe(ref.result);
+      } finally {
+        delete process.env.OPENPROGRAM_TEST_TOOL_LOG;
+      }
+      expect(executions("cut")).toEqual(expected);
+      // What was asked before the cut is not asked again.
+      expect(bodies()).toEqual(ref.bodies);
+      expect(calls).toBeLessThan(ref.bodies.length);
+      await expectHealthy("cut");
     },
   );
 });

@@ -112,7 +112,8 @@ export function agenticFunction<Input = Record<string, unknown>, Output = unknow
             ? { id: toolCall.nodeId }
             : {}),
       },
-      parent === null ? { atHead: true, rootMarker: "ROOT" } : {},
+      // Not waited to be durable: a power cut that loses it runs the call again (see AppendOptions.deferNameSync).
+      parent === null ? { atHead: true, rootMarker: "ROOT", deferNameSync: true } : { deferNameSync: true },
     );
     step?.slot?.fill(node.id);
     if (continued) context.turn.replay?.openFrame(node.id, continued);
@@ -155,11 +156,16 @@ export function agenticFunction<Input = Record<string, unknown>, Output = unknow
       });
       throw error;
     }
-    await context.writer.update(node.id, {
-      output: toRecordable(result),
-      // Replay returns recorded results in place of live ones, so it must know which were recorded inexactly.
-      metadata: { status: "completed", ...finished(), ...exactness(result) },
-    });
+    await context.writer.update(
+      node.id,
+      {
+        output: toRecordable(result),
+        // Replay returns recorded results in place of live ones, so it must know which were recorded inexactly.
+        metadata: { status: "completed", ...finished(), ...exactness(result) },
+      },
+      // A tool's result is durable before the model reads it; a call's own result waits for the next durable write.
+      { deferNameSync: toolCall === null },
+    );
     span.span.end();
     return result;
   };

@@ -105,7 +105,11 @@ export function syncFolders(folders: readonly string[], path: string): Promise<S
  * folders not fsynced; resolves to those folders, whose fsync makes the names durable. A crash of the process
  * loses nothing after it resolves; a power cut may lose the new names (never leaves a torn file).
  */
-export async function renameFilesInPlace(files: readonly FileWrite[]): Promise<string[]> {
+export async function renameFilesInPlace(
+  files: readonly FileWrite[],
+  /** false: not even the data is fsynced (the session's write-ahead log holds it, see session-wal.ts). */
+  syncData = true,
+): Promise<string[]> {
   const staged: Array<{ path: string; temporary: string; fd: number | null; renamed: boolean }> = [];
   let current = files[0]?.path ?? "";
   try {
@@ -117,7 +121,7 @@ export async function renameFilesInPlace(files: readonly FileWrite[]): Promise<s
       if (file.data.length <= SYNC_WRITE_LIMIT) writeFileSync(entry.fd, file.data);
       else await writeOnPool(entry.fd, file.data);
     }
-    await Promise.all(staged.map((entry) => fsyncDescriptor(entry.fd as number)));
+    if (syncData) await Promise.all(staged.map((entry) => fsyncDescriptor(entry.fd as number)));
     for (const entry of staged) {
       current = entry.path;
       closeSync(entry.fd as number);

@@ -1,17 +1,13 @@
 import { closeSync, constants, mkdirSync, openSync, readdirSync, readSync, statSync, writeSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
+import { crc32 } from "node:zlib";
 import { InvalidNodeError, NodeNotFoundError, StoreWriteError } from "../errors.js";
 import { mintNodeId } from "../ids.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import { dumpsPython } from "../json/python-json.js";
-import {
-  DIR_MODE,
-  FILE_MODE,
-  renameFilesDurably,
-  renameFilesInPlace,
-  syncFolders,
-  type FileWrite,
-} from "./atomic-file.js";
+import { DIR_MODE, FILE_MODE, renameFilesInPlace, syncFolders, type FileWrite } from "./atomic-file.js";
+import { appendWal } from "./session-wal.js";
+import { restoreFromWal } from "./wal-recovery.js";
 import { nodeFileName, parseNodeFileName, type SessionPaths } from "./layout.js";
 import { reportStoreProblem } from "./registry.js";
 import type { UsageBucket } from "../usage/usage-buckets.js";
@@ -63,6 +59,8 @@ interface HistoryState {
   usage: UsageTally | null;
   /** Size of each node file the view holds (its text's length), by file name; `bytes` is their sum. */
   fileBytes: Map<string, number>;
+  /** CRC-32 of each node file's text as the view holds it, by file name: what a write over it replaces (session-wal.ts). */
+  fileCrc: Map<string, number>;
   bytes: number;
   /** Its key in the cache (the history/ path). */
   key: string;
@@ -88,10 +86,10 @@ export class HistoryFiles {
   /** Sum of the cached views' `bytes`. */
   private cachedBytes = 0;
   /**
-   * By history folder: the folders holding names renamed by writes that did not fsync them (`deferNameSync`).
-   * The session's next write that waits fsyncs them with its own, and so does the turn's end (settle).
+   * By history folder: the files written through the log since its last fdatasync (writeLogged). The next
+   * durable write or the turn's end (settle) makes them durable; without a log, they are fsynced one by one.
    */
-  private readonly pendingNames = new Map<string, Set<string>>();
+  private readonly unsynced = new Map<string, Set<string>>();
 
   /** Brings the cached view of the session up to date and returns it. */
   refresh(paths: SessionPaths): HistoryState {
@@ -120,19 +118,21 @@ export class HistoryFiles {
     return sessionUsageBuckets(this.refresh(paths));
   }
 
-  /** Makes the names of every write made with `deferNameSync` durable (their folders fsynced). */
+  /** Makes every logged write of the session durable (one fdatasync of its log, when one is owed). */
   async settle(paths: SessionPaths): Promise<void> {
-    const pending = this.pendingNames.get(paths.history);
-    if (!pending) return;
-    this.pendingNames.delete(paths.history);
-    const failure = await syncFolders([...pending], paths.history);
-    if (failure) throw failure;
+    if (!this.unsynced.has(paths.history)) return;
+    try {
+      await appendWal(paths.wal, [], true);
+      this.unsynced.delete(paths.history);
+    } catch {
+      await this.syncUnsyncedFiles(paths);
+    }
   }
 
   /** Drops the cached view (after deleting a session). */
   forget(paths: SessionPaths): void {
     this.drop(paths.history);
-    this.pendingNames.delete(paths.history);
+    this.unsynced.delete(paths.history);
   }
 
   /** Bytes of node files the cached views hold (for tests). */
@@ -238,24 +238,15 @@ export class HistoryFiles {
     }
     state.writing++;
     try {
-      const files = [{ path: join(paths.history, fileName), data: text }, ...alongside];
-      const pending = this.pendingNames.get(paths.history);
-      if (deferNameSync) {
-        // The data is durable and in place; the names wait for the next fsync of their folders.
-        const folders = await renameFilesInPlace(files);
-        if (pending) for (const folder of folders) pending.add(folder);
-        else this.pendingNames.set(paths.history, new Set(folders));
-      } else {
-        // This write's folder fsyncs also make the deferred writes' names durable.
-        this.pendingNames.delete(paths.history);
-        const { durable } = await renameFilesDurably(files, pending ? [...pending] : []);
-        const failure = await durable;
-        if (failure) throw failure;
-      }
+      await this.writeLogged(
+        paths,
+        [{ path: join(paths.history, fileName), data: text }, ...alongside],
+        !deferNameSync,
+      );
     } finally {
       state.writing--;
     }
-    this.remember(state, fileName, freezeNode(node), text.length);
+    this.remember(state, fileName, freezeNode(node), text.length, crc32(Buffer.from(text, "utf8")));
     this.evictIdle();
     if (appendJournalLine(paths.journal, fileName)) {
       // Under the session lock nobody else appends to the journal, so our line is the only growth.
@@ -267,7 +258,60 @@ export class HistoryFiles {
     }
   }
 
-  private remember(state: HistoryState, fileName: string, node: SessionNode, bytes: number): void {
+  /**
+   * Writes files of the session (node files, meta.json) through its write-ahead log: each renamed into place
+   * whole without an fsync of its own, its text appended to `.state/wal`, and with `durable` the log
+   * fdatasynced, which makes this write and every logged one before it durable (session-wal.ts). Without
+   * `durable` the write survives the process being killed, and a power cut only with the next durable write.
+   * Under the session lock.
+   */
+  async writeLogged(
+    paths: SessionPaths,
+    files: readonly FileWrite[],
+    durable: boolean,
+    /** The CRC-32 of the text each file replaces, where the caller knows it (null: a new file); read otherwise. */
+    knownReplaces: ReadonlyArray<number | null> = [],
+  ): Promise<void> {
+    // What each write replaces, so that recovery knows the old text as ours to roll forward (wal-recovery.ts).
+    const replaces = files.map((file, index) =>
+      index < knownReplaces.length ? (knownReplaces[index] ?? null) : crcOfFileOrNull(file.path),
+    );
+    await renameFilesInPlace(files, false);
+    let pending = this.unsynced.get(paths.history);
+    if (!pending) this.unsynced.set(paths.history, (pending = new Set()));
+    for (const file of files) pending.add(file.path);
+    const records = files.map((file, index) => ({
+      rel: relative(paths.dir, file.path).split(sep).join("/"),
+      data: typeof file.data === "string" ? file.data : Buffer.from(file.data).toString("utf8"),
+      replaces: replaces[index] ?? null,
+    }));
+    try {
+      await appendWal(paths.wal, records, durable);
+    } catch (error) {
+      // Without the log, the files are made durable on their own, as before it existed.
+      reportStoreProblem(
+        `The write-ahead log ${paths.wal} cannot be written (${(error as Error).message}); fsyncing files instead.`,
+      );
+      await this.syncUnsyncedFiles(paths);
+      return;
+    }
+    if (durable) this.unsynced.delete(paths.history);
+  }
+
+  /** fsyncs, file by file and their folders, what was written since the log's last fdatasync. */
+  private async syncUnsyncedFiles(paths: SessionPaths): Promise<void> {
+    const pending = this.unsynced.get(paths.history);
+    if (!pending) return;
+    this.unsynced.delete(paths.history);
+    const files = [...pending];
+    const failure = await syncFolders(files, files[0] ?? paths.history);
+    if (failure) throw failure;
+    const folders = await syncFolders([...new Set(files.map((file) => dirname(file)))], paths.history);
+    if (folders) throw folders;
+  }
+
+  private remember(state: HistoryState, fileName: string, node: SessionNode, bytes: number, crc: number): void {
+    state.fileCrc.set(fileName, crc);
     const delta = bytes - (state.fileBytes.get(fileName) ?? 0);
     state.fileBytes.set(fileName, bytes);
     state.bytes += delta;
@@ -290,6 +334,7 @@ export class HistoryFiles {
    */
   async refreshYielding(paths: SessionPaths): Promise<HistoryState> {
     if (this.states.has(paths.history)) return this.refresh(paths);
+    restoreAfterPowerCut(paths);
     const state = this.emptyState(paths);
     const names = readdirSync(paths.history);
     for (let at = 0; at < names.length; at += FILES_PER_SLICE) {
@@ -302,6 +347,7 @@ export class HistoryFiles {
   }
 
   private reloadAll(paths: SessionPaths): HistoryState {
+    restoreAfterPowerCut(paths);
     const state = this.emptyState(paths);
     for (const fileName of readdirSync(paths.history)) this.loadFile(paths, state, fileName);
     this.install(paths, state);
@@ -331,6 +377,7 @@ export class HistoryFiles {
       writing: 0,
       usage: null,
       fileBytes: new Map(),
+      fileCrc: new Map(),
       bytes: 0,
       key: paths.history,
     };
@@ -394,7 +441,7 @@ export class HistoryFiles {
       state.bySeq.delete(previous.seq);
       state.usage?.touch(previous.seq);
     }
-    this.remember(state, fileName, freezeNode(node), raw.length);
+    this.remember(state, fileName, freezeNode(node), raw.length, crc32(Buffer.from(raw, "utf8")));
   }
 
   private recordProblem(state: HistoryState, fileName: string, problem: HistoryProblem): void {
@@ -521,6 +568,31 @@ function appendJournalLine(journalPath: string, fileName: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** CRC-32 of a file's bytes, or null when there is none (or it cannot be read as a regular file). */
+function crcOfFileOrNull(path: string): number | null {
+  try {
+    return crc32(readRegularFile(path));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Before a session's files are read whole: what a power cut took since the log's last checkpoint is put back
+ * from it (wal-recovery.ts). One stat when there is no log. A failure is reported and the files read as they are.
+ */
+function restoreAfterPowerCut(paths: SessionPaths): void {
+  if ((statSync(paths.wal, { throwIfNoEntry: false })?.size ?? 0) === 0) return;
+  try {
+    for (const restored of restoreFromWal(paths))
+      reportStoreProblem(
+        `Restored ${join(paths.dir, restored.rel)} from the write-ahead log (${restored.reason} after a crash).`,
+      );
+  } catch (error) {
+    reportStoreProblem(`The write-ahead log ${paths.wal} could not be replayed: ${(error as Error).message}`);
   }
 }
 

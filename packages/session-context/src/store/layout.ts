@@ -5,7 +5,7 @@ import type { NodeRole } from "./types.js";
 /**
  * The on-disk layout shared with Python OpenProgram:
  * `<root>/index.json`, `<root>/<id>/{meta.json,history/,context/,workdir/.gitkeep,.git}`.
- * Our own bookkeeping (locks, the change journal, turn leases) lives in
+ * Our own bookkeeping (locks, the change journal, the write-ahead log, turn leases) lives in
  * `<root>/<id>/.state/`, which git ignores through `.git/info/exclude`.
  */
 export const INDEX_FILE = "index.json";
@@ -34,6 +34,8 @@ export class SessionPaths {
   readonly state: string;
   readonly lock: string;
   readonly journal: string;
+  /** The write-ahead log of the files a turn writes (session-wal.ts). */
+  readonly wal: string;
   readonly turns: string;
 
   constructor(root: string, sessionId: string) {
@@ -49,6 +51,7 @@ export class SessionPaths {
     this.state = join(this.dir, ".state");
     this.lock = join(this.state, "lock");
     this.journal = join(this.state, "journal");
+    this.wal = join(this.state, "wal");
     this.turns = join(this.state, "turns");
   }
 }

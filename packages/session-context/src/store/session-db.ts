@@ -14,7 +14,8 @@ import {
 } from "../errors.js";
 import { assertValidIdPrefix, assertValidSessionId, isValidSessionId, mintPrefixedId, randomHex } from "../ids.js";
 import { dumpsPython } from "../json/python-json.js";
-import { DIR_MODE, renameFilesDurably, writeFileAtomic, type FileWrite } from "./atomic-file.js";
+import { DIR_MODE, type FileWrite } from "./atomic-file.js";
+import { checkpointWalIfLarge } from "./wal-recovery.js";
 import { writeSessionFolder } from "./session-folder.js";
 import { fsyncPath } from "./fsync-path.js";
 import { defaultSessionsRoot } from "./default-root.js";
@@ -584,7 +585,12 @@ export class SessionDB {
    */
   async commitTurn(sessionId: string, message = "turn"): Promise<string | null> {
     const paths = this.requirePaths(sessionId);
-    return this.withSessionLock(sessionId, () => commitAll(paths, message));
+    return this.withSessionLock(sessionId, async () => {
+      const sha = await commitAll(paths, message);
+      // A log grown long is emptied once what it names is durable on its own (wal-recovery.ts).
+      await checkpointWalIfLarge(paths);
+      return sha;
+    });
   }
 
   /** The session's git history, newest first. */
@@ -617,25 +623,28 @@ export class SessionDB {
     const paths = this.requirePaths(sessionId);
     try {
       if (liveTurnLeases(paths, turnId).length === 0) await this.interruptUnfinished(sessionId);
-      // What the turn wrote without waiting for its folder's fsync is durable before the turn ends.
-      await this.history.settle(paths);
       // meta.json's updated_at goes into the turn's commit: written after it, it left every
       // session repository dirty (` M meta.json`) and doctor reporting an uncommitted tail. A turn whose last write
       // moved the head wrote it then (meta-stamp.ts).
       const stamped = this.metaStamps.take(paths);
       const updatedAt = stamped ?? nowSeconds();
-      // Before meta.json: its rename runs on the thread pool, and the commit should start while meta.json's fsync runs.
       await recordUsageTotal(paths, () => this.history.usageBuckets(paths));
-      const meta =
-        stamped !== null
-          ? { durable: Promise.resolve(null) }
-          : await this.withSessionLock(sessionId, async () =>
-              renameFilesDurably([this.metaWrite(sessionId, this.readMetaSync(sessionId), { updated_at: updatedAt })]),
-            );
-      // Committed while meta.json's folder is fsynced on the thread pool: the commit reads the file, not its name's
-      // durability, and the turn ends once both are done.
+      if (stamped === null)
+        await this.withSessionLock(sessionId, () =>
+          this.history.writeLogged(
+            paths,
+            [this.metaWrite(sessionId, this.readMetaSync(sessionId), { updated_at: updatedAt })],
+            false,
+          ),
+        );
+      // One fdatasync of the log makes meta.json and everything the turn wrote without waiting durable; the commit
+      // runs meanwhile (it reads the files, not their durability), and the turn ends once both are done.
+      const synced = this.history.settle(paths).then(
+        () => null,
+        (error: unknown) => error as Error,
+      );
       const sha = await this.commitTurn(sessionId, options.message ?? `turn ${turnId}`).finally(async () => {
-        const failure = await meta.durable;
+        const failure = await synced;
         if (failure) throw failure;
       });
       const preview = this.previewOf(sessionId);
@@ -822,7 +831,11 @@ export class SessionDB {
   /** Merges fields into meta.json; call under the session lock. */
   private async writeMeta(sessionId: string, patch: Partial<SessionMeta>): Promise<void> {
     const meta = { ...this.readMetaSync(sessionId), ...patch };
-    await writeFileAtomic(this.paths(sessionId).meta, dumpsPython(meta));
+    await this.history.writeLogged(
+      this.paths(sessionId),
+      [{ path: this.paths(sessionId).meta, data: dumpsPython(meta) }],
+      true,
+    );
   }
 
   /** meta.json with `patch` merged, to be written beside a node (writeFilesAtomic); call under the session lock. */

@@ -65,15 +65,17 @@ export interface AppendOptions {
    */
   becomeHead?: boolean;
   /**
-   * Resolve once the node's file is durable and in place, without the fsync
-   * of its folder that makes its name durable: the session's next write made
-   * without this option fsyncs the folder for both, and the turn's end does
-   * for what is left. A crash of the process loses nothing (the file is
-   * whole); a power cut before that next fsync can lose the new name (the
+   * Resolve once the node's file is in place and logged (session-wal.ts),
+   * without waiting for the log's fdatasync: the session's next write made
+   * without this option makes both durable, and the turn's end does for what
+   * is left. A crash of the process loses nothing (the file is whole and
+   * logged); a power cut before that next fdatasync can lose the write (the
    * node then reads as before, or is absent). For writes whose loss then is
    * harmless: a model request's `running` node (a request recorded running
-   * is sent again on resume, as one never recorded), a reply whose tool
-   * calls are recorded next.
+   * is sent again on resume, as one never recorded), an agentic call's
+   * `running` node and its result (a call whose result is lost runs again,
+   * its model calls answered from the record), a reply whose tool calls are
+   * recorded next.
    */
   deferNameSync?: boolean;
 }

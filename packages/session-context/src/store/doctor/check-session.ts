@@ -16,6 +16,7 @@ import type { DoctorFinding, FindingDraft, SessionCheck, SessionScan } from "./t
 import { checkUncommittedTail } from "./uncommitted-tail.js";
 import { checkUnfinishedNodes } from "./unfinished-nodes.js";
 import { checkUnsafePaths } from "./unsafe-paths.js";
+import { checkWalTail } from "./wal-tail.js";
 import { storeInternals } from "../store-internals.js";
 
 /** The checks of one session, in the order their repairs build on each other. */
@@ -67,6 +68,7 @@ export async function checkSession(
     return;
   }
   live = liveTurnLeases(paths).length > 0;
+  if (!live) await checkWalTail(db, sessionId, paths, fix, add);
   const scan: SessionScan = {
     db,
     sessionId,

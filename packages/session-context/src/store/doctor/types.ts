@@ -25,6 +25,7 @@ export type FindingKind =
   | "unsafe_git_config"
   | "git_lock_leftover"
   | "uncommitted_tail"
+  | "wal_restore"
   | "check_failed";
 
 /** One problem, and what was done about it. */

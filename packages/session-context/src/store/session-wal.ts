@@ -1,0 +1,126 @@
+import { closeSync, constants, fdatasync, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
+import { crc32 } from "node:zlib";
+import { FILE_MODE } from "./atomic-file.js";
+import { NotRegularFileError, readRegularFile } from "./safe-open.js";
+
+/**
+ * The session's write-ahead log, `.state/wal`: the point of durability of the files a turn writes.
+ *
+ * A node file (and meta.json beside it) is written as Python reads it, a temp file renamed into place, but
+ * without an fsync of its own; its whole text is appended here as one record, and a write that must survive a
+ * power cut (a model's reply, a tool's result, a turn's end) fdatasyncs this one file. Records are in write
+ * order, so one fdatasync makes every record before it durable too. After a power cut, recovery
+ * (wal-recovery.ts) puts back from the log each file the cut took or tore; a checkpoint (every file the log
+ * names fsynced, then the log emptied) keeps it short. Git ignores it (`/.state/`), Python never reads it.
+ *
+ * A record: the header line `<path relative to the session folder>\t<byte length>\t<CRC-32 in hex>\t<CRC-32
+ * of the text it replaced, or ->\n`, then the bytes and `\n`. A record cut short or failing its CRC ends the log
+ * (a write the power cut tore).
+ */
+export interface WalRecord {
+  /** Path relative to the session folder, with '/' (`history/0003-l-<id>.json`, `meta.json`). */
+  readonly rel: string;
+  readonly data: string;
+  /**
+   * CRC-32 of the text this write replaced on disk (null: the file was new): a file found holding that text
+   * after a power cut is this write undone, and recovery puts the write back.
+   */
+  readonly replaces: number | null;
+}
+
+/** A log past this many bytes is checkpointed at a turn's end. */
+export const WAL_CHECKPOINT_BYTES = 256 * 1024;
+
+/** Opens for appending, creating it if needed, never through a symbolic link. */
+const APPEND_NO_FOLLOW = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+
+/** The bytes of records, as appended. */
+export function encodeWalRecords(records: readonly WalRecord[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const record of records) {
+    const body = Buffer.from(record.data, "utf8");
+    parts.push(
+      Buffer.from(
+        `${record.rel}\t${body.length}\t${crc32(body).toString(16)}\t${record.replaces === null ? "-" : record.replaces.toString(16)}\n`,
+        "utf8",
+      ),
+      body,
+      Buffer.from("\n"),
+    );
+  }
+  return Buffer.concat(parts);
+}
+
+/**
+ * Appends the records in one write(2) (O_APPEND: a short write of another process never interleaves) and,
+ * with `sync`, fdatasyncs the log on libuv's thread pool before resolving. Resolves to the log's size after
+ * the append.
+ */
+export async function appendWal(walPath: string, records: readonly WalRecord[], sync: boolean): Promise<number> {
+  const bytes = encodeWalRecords(records);
+  const fd = openSync(walPath, APPEND_NO_FOLLOW, FILE_MODE);
+  try {
+    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+    if (sync)
+      await new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+    return fstatSync(fd).size;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The whole records of the log, oldest first ([] when there is none); stops at a torn or corrupt record. */
+export function readWal(walPath: string): WalRecord[] {
+  let raw: Buffer;
+  try {
+    raw = readRegularFile(walPath);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT" || error instanceof NotRegularFileError) return [];
+    throw error;
+  }
+  const records: WalRecord[] = [];
+  let at = 0;
+  while (at < raw.length) {
+    const lineEnd = raw.indexOf(10, at);
+    if (lineEnd < 0) break;
+    const header = /^([^\t\n]+)\t(\d+)\t([0-9a-f]{1,8})\t(-|[0-9a-f]{1,8})$/.exec(raw.toString("utf8", at, lineEnd));
+    if (!header) break;
+    const length = Number(header[2]);
+    const start = lineEnd + 1;
+    const end = start + length;
+    if (end + 1 > raw.length || raw[end] !== 10) break;
+    const body = raw.subarray(start, end);
+    if (crc32(body).toString(16) !== header[3]) break;
+    records.push({
+      rel: header[1] as string,
+      data: body.toString("utf8"),
+      replaces: header[4] === "-" ? null : parseInt(header[4] as string, 16),
+    });
+    at = end + 1;
+  }
+  return records;
+}
+
+/** Empties the log and makes that durable (after a checkpoint made what it named durable on its own). */
+export function truncateWal(walPath: string): Promise<void> {
+  let fd: number;
+  try {
+    fd = openSync(walPath, constants.O_WRONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return Promise.resolve();
+    throw error;
+  }
+  try {
+    ftruncateSync(fd, 0);
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+  return new Promise<void>((resolve, reject) =>
+    fdatasync(fd, (error) => {
+      closeSync(fd);
+      if (error) reject(error);
+      else resolve();
+    }),
+  );
+}

@@ -1,0 +1,153 @@
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { crc32 } from "node:zlib";
+import { DIR_MODE, FILE_MODE, tempPathFor } from "./atomic-file.js";
+import { fsyncPath } from "./fsync-path.js";
+import { parseNodeFileName, type SessionPaths } from "./layout.js";
+import { NotRegularFileError, readRegularFile } from "./safe-open.js";
+import { readWal, truncateWal, WAL_CHECKPOINT_BYTES, type WalRecord } from "./session-wal.js";
+
+/** What the log would put back, or put back: one entry per file. */
+export interface WalRestore {
+  /** Relative to the session folder. */
+  readonly rel: string;
+  readonly reason: "missing" | "torn" | "older";
+}
+
+/** The only files the log may put back: meta.json and node files, never a path that leaves the session folder. */
+export function isWalTarget(rel: string): boolean {
+  if (rel === "meta.json") return true;
+  const [folder, name, ...rest] = rel.split("/");
+  return folder === "history" && rest.length === 0 && name !== undefined && parseNodeFileName(name) !== null;
+}
+
+/**
+ * The files a power cut took from the session: for each file the log names, its last logged text, when the
+ * file on disk is missing (when a logged write created it), torn (empty, zeros, or the start of that text) or older: a text this log holds, or
+ * one that a logged write replaced (a rename the cut undid). A file holding any other text was written by
+ * someone else after us (the Python store, the doctor) and is left as it is. Safe without the session lock: a writer renames its file into place before
+ * logging it, so a live writer's file is never older than its own last record.
+ */
+export function planWalRestore(
+  paths: SessionPaths,
+  records: readonly WalRecord[] = readWal(walPath(paths)),
+): Array<WalRestore & { data: string }> {
+  const byRel = new Map<string, { texts: Set<string>; replaced: Set<number>; latest: string; created: boolean }>();
+  for (const record of records) {
+    if (!isWalTarget(record.rel)) continue;
+    let entry = byRel.get(record.rel);
+    if (!entry) {
+      // Created by a logged write: only then can a cut leave no file at all (a rename over a file leaves one).
+      const created = record.replaces === null;
+      byRel.set(record.rel, (entry = { texts: new Set(), replaced: new Set(), latest: record.data, created }));
+    }
+    entry.texts.add(record.data);
+    if (record.replaces !== null) entry.replaced.add(record.replaces);
+    entry.latest = record.data;
+  }
+  const plan: Array<WalRestore & { data: string }> = [];
+  for (const [rel, { texts, replaced, latest, created }] of byRel) {
+    let disk: string | null;
+    try {
+      disk = readRegularFile(join(paths.dir, rel), "utf8");
+    } catch (error) {
+      // A link or a FIFO in its place is the doctor's to report, not ours to replace.
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT" || error instanceof NotRegularFileError) continue;
+      disk = null;
+    }
+    if (disk === latest) continue;
+    if (disk === null) {
+      if (created) plan.push({ rel, reason: "missing", data: latest });
+    } else if (tornByCut(disk, latest)) plan.push({ rel, reason: "torn", data: latest });
+    else if (texts.has(disk) || replaced.has(crc32(Buffer.from(disk, "utf8"))))
+      plan.push({ rel, reason: "older", data: latest });
+  }
+  return plan;
+}
+
+/**
+ * Puts back what planWalRestore finds, each file written whole and durable (temp file, fsync, rename, folder
+ * fsync), synchronously: it runs before a session's history is first read in a process. Returns what it did.
+ */
+export function restoreFromWal(paths: SessionPaths): WalRestore[] {
+  const plan = planWalRestore(paths);
+  const folders = new Set<string>();
+  for (const entry of plan) {
+    const path = join(paths.dir, entry.rel);
+    mkdirSync(dirname(path), { recursive: true, mode: DIR_MODE });
+    writeDurablySync(path, entry.data);
+    folders.add(dirname(path));
+  }
+  for (const folder of folders) fsyncFolderSync(folder);
+  return plan.map(({ rel, reason }) => ({ rel, reason }));
+}
+
+/**
+ * Makes every file the log names durable on its own (fsync of each, then of their folders) and empties the
+ * log. Under the session lock. Run when the log has grown past WAL_CHECKPOINT_BYTES at a turn's end (the
+ * files' fsyncs run at once on the thread pool, sharing the file system's journal commits), and by the doctor.
+ */
+export async function checkpointWal(paths: SessionPaths): Promise<void> {
+  const records = readWal(walPath(paths));
+  const rels = [...new Set(records.map((record) => record.rel).filter(isWalTarget))];
+  await Promise.all(rels.map((rel) => fsyncPath(join(paths.dir, rel)).catch(ignoreMissing)));
+  const folders = new Set(rels.map((rel) => dirname(join(paths.dir, rel))));
+  await Promise.all([...folders].map((folder) => fsyncPath(folder).catch(ignoreMissing)));
+  await truncateWal(walPath(paths));
+}
+
+/** Checkpoints when the log is past WAL_CHECKPOINT_BYTES; true when it did. */
+export async function checkpointWalIfLarge(paths: SessionPaths): Promise<boolean> {
+  const size = statSync(walPath(paths), { throwIfNoEntry: false })?.size ?? 0;
+  if (size <= WAL_CHECKPOINT_BYTES) return false;
+  await checkpointWal(paths);
+  return true;
+}
+
+/** `<session>/.state/wal`. */
+export function walPath(paths: SessionPaths): string {
+  return paths.wal;
+}
+
+/**
+ * What a power cut leaves of a file whose data never all reached the disk: zero bytes, zeros, or the start of
+ * the logged text cut at a sector's edge. A file holding anything else that does not parse was damaged some
+ * other way: that is the doctor's `corrupt_node` to report and repair from git, not ours to overwrite unseen.
+ */
+function tornByCut(disk: string, latest: string): boolean {
+  if (disk.length === 0 || /^\0+$/.test(disk)) return true;
+  const bytes = Buffer.byteLength(disk, "utf8");
+  return bytes % SECTOR_BYTES === 0 && disk.length < latest.length && latest.startsWith(disk);
+}
+
+/** The unit a disk writes whole: a cut file ends at a multiple of it. */
+const SECTOR_BYTES = 512;
+
+function writeDurablySync(path: string, data: string): void {
+  const temporary = tempPathFor(path);
+  const fd = openSync(temporary, "wx", FILE_MODE);
+  try {
+    const bytes = Buffer.from(data, "utf8");
+    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    unlinkSync(temporary);
+    throw error;
+  }
+  closeSync(fd);
+  renameSync(temporary, path);
+}
+
+function fsyncFolderSync(folder: string): void {
+  const fd = openSync(folder, "r");
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function ignoreMissing(error: unknown): void {
+  if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+}

@@ -1,6 +1,6 @@
 // OpenProgram (this project): sessionContext + agenticFunction + runtime.exec
-// over the git store. One durability: every node write is fsynced before the
-// call goes on, and the turn's commit is durable before sessionContext returns.
+// over the git store. One durability: every reply is durable (the write-ahead log fdatasynced) before the
+// call goes on, and the turn's end is durable before sessionContext returns (its git commit, like git's own, is not fsynced).
 import { core } from "../lib/workspace.mjs";
 
 /** This project's variants (one: its store has no weaker setting). */
@@ -10,7 +10,7 @@ export function oursVariants() {
       id: "openprogram",
       peer: "OpenProgram (git store)",
       durability: "equal",
-      setting: "the store's only mode: each node fsynced before the next step, one git commit per turn",
+      setting: "the store's only mode: each reply durable in the session's write-ahead log before the next step, one git commit per turn",
       open: openOurs,
     },
   ];

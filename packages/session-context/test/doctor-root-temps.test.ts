@@ -2,7 +2,7 @@
 // temp file in the sessions root: the doctor reports it and with --fix removes it, but never one young enough to
 // belong to a writer still at work.
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, utimesSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { doctorSessions, SessionDB } from "../src/index.js";
@@ -69,5 +69,26 @@ describe("temp files a killed process leaves in the sessions root", () => {
     expect(rootTemps(store.root)).toEqual([]);
     expect(existsSync(join(store.root, "s", "meta.json"))).toBe(true);
     expect((await doctorSessions({ db: new SessionDB({ root: store.root }) })).findings).toEqual([]);
+  });
+
+  it("a deleted session's folder whose removal was cut short is reported and removed once old enough", async () => {
+    await store.db.createSession({ id: "gone" });
+    expect(await store.db.deleteSession("gone")).toBe(true);
+    expect(readdirSync(store.root).filter((name) => name.startsWith(".deleted-"))).toEqual([]);
+    // What a kill during the removal leaves: the folder moved aside, partly removed.
+    const old = join(store.root, ".deleted-gone-0123abcd");
+    const young = join(store.root, ".deleted-other-89abcdef");
+    for (const path of [old, young]) {
+      mkdirSync(join(path, "history"), { recursive: true });
+      writeFileSync(join(path, "history", "0000-u-abcdefabcdef.json"), "{}");
+    }
+    utimesSync(old, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+    const report = await doctorSessions({ db: new SessionDB({ root: store.root }) });
+    expect(report.findings.filter((finding) => finding.kind === "temp_leftover")).toMatchObject([
+      { path: old, fixed: false },
+    ]);
+    await doctorSessions({ db: new SessionDB({ root: store.root }), fix: true });
+    expect(existsSync(old)).toBe(false);
+    expect(existsSync(young)).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, type Stats } from "node:fs";
-import { rename } from "node:fs/promises";
+import { rename, rm } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import {
   CorruptMetaError,
@@ -421,7 +421,7 @@ export class SessionDB {
       throw refuseExisting(paths);
     }
     if (existsSync(paths.dir)) {
-      await this.withSessionLock(sessionId, async () => {
+      const aside = await this.withSessionLock(sessionId, async () => {
         if (liveTurnLeases(paths).length > 0)
           throw new SessionBusyError(
             sessionId,
@@ -437,8 +437,10 @@ export class SessionDB {
         }
         this.forgetCaches(sessionId, paths);
         await this.removeEntryIfGone(sessionId, paths);
-        rmSync(aside, { recursive: true, force: true });
+        return aside;
       });
+      // Off the event loop and outside the lock: a server deleting a long session keeps answering meanwhile.
+      await rm(aside, { recursive: true, force: true });
       return true;
     }
     const inRegistry = await this.removeEntryIfGone(sessionId, paths);

@@ -22,6 +22,7 @@ export {
   McpServerUnknownError,
   McpTimeoutError,
   McpToolError,
+  McpVariableMissingError,
   type McpErrorCode,
 } from "./errors.js";
 export { STDERR_TAIL_BYTES } from "./stderr-tail.js";

@@ -153,6 +153,7 @@ export const EXIT_CODES_BY_ERROR: Readonly<Record<KnownErrorCode, ExitCodes>> = 
   mcp_server_crashed: FAILURE,
   mcp_timeout: FAILURE,
   mcp_tool_error: FAILURE,
+  mcp_request_failed: FAILURE,
   // The CLI
   package_unavailable: FAILURE,
   usage: USAGE,

@@ -75,6 +75,20 @@ export class McpTimeoutError extends OpenProgramError {
   }
 }
 
+/** The server answered a request with a JSON-RPC error (a prompt's arguments refused, a resource it does not have). */
+export class McpRequestError extends OpenProgramError {
+  readonly code = "mcp_request_failed";
+  constructor(
+    readonly server: string,
+    /** The JSON-RPC error code the server answered with. */
+    readonly rpcCode: number,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** A tool call the server answered with `isError: true`: its text is what the model reads. */
 export class McpToolError extends OpenProgramError {
   readonly code = "mcp_tool_error";

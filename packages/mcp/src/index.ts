@@ -6,6 +6,7 @@ export {
   type McpResourceEntry,
   type McpResourceOptions,
 } from "./resources.js";
+export { getMcpPrompt, listMcpPrompts, type McpPrompt, type McpPromptEntry, type McpPromptMessage } from "./prompts.js";
 export { closeMcpServers, openMcpServerCount } from "./server-pool.js";
 export { configuredServers, type ConfigLookup, type ConfiguredServers } from "./load-config.js";
 export type {
@@ -17,6 +18,7 @@ export type {
 } from "./server-config.js";
 export {
   McpConfigError,
+  McpRequestError,
   McpServerCrashedError,
   McpServerStartError,
   McpServerUnknownError,

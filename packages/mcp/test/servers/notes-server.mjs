@@ -50,6 +50,31 @@ export function notesServer(log = process.env.NOTES_LOG) {
     { title: "Read me", description: "How the notes work.", mimeType: "text/markdown" },
     async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/markdown", text: "# Notes\nWrite them down." }] }),
   );
+  server.registerPrompt(
+    "review",
+    {
+      title: "Review a note",
+      description: "Asks for a review of a note.",
+      argsSchema: { note: z.string(), tone: z.string().optional() },
+    },
+    ({ note, tone }) => ({
+      description: `A review of "${note}"`,
+      messages: [
+        {
+          role: "user",
+          content: { type: "text", text: `Review this note${tone ? ` in a ${tone} tone` : ""}: ${note}` },
+        },
+        {
+          role: "user",
+          content: {
+            type: "resource",
+            resource: { uri: "notes://readme", mimeType: "text/markdown", text: "# Notes\nWrite them down." },
+          },
+        },
+        { role: "assistant", content: { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" } },
+      ],
+    }),
+  );
   return server;
 }
 

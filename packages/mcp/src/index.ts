@@ -1,4 +1,5 @@
 export { mcpTools, type McpToolsOptions } from "./mcp-tools.js";
+export { runtimeWithTools } from "./runtime-with-tools.js";
 export {
   listMcpResources,
   readMcpResource,

@@ -127,6 +127,59 @@ describe("openprogram run --mcp", () => {
     expect(messages[0]).toMatch(new RegExp(`^\\[error\\] ${noteName} was running when the turn was interrupted`));
     expect(messages[1]).toBe("5");
   });
+
+  it("a read-only MCP tool running at a kill -9 runs again on resume, and the model gets its result", async () => {
+    notesConfig({ allow: ["add"] }, { NOTES_HANG_ON_ADD: "2+3" });
+    const script = home.scripted([{ toolCalls: [{ name: "notes__add", arguments: { a: 2, b: 3 } }] }]);
+    const env = home.env({ OPENPROGRAM_PROVIDER: "scripted", ...script.env });
+    const child = spawnCli(["run", program("mcp-plain.mjs"), "--mcp", "notes"], { env, cwd: home.home });
+    child.stdin.end();
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    await waitFor(() => effectLines().includes("add 2 3"), "the add tool to start", 30_000);
+    const sessionId = sessionIdFrom(stderr);
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    process.kill(-(child.pid as number), "SIGKILL");
+    await exited;
+
+    notesConfig({ allow: ["add"] });
+    const after = home.scripted(["5 it is."]);
+    const resumed = await runCli(["resume", sessionId, "--mcp", "notes", "--program", program("mcp-plain.mjs")], {
+      env: { ...env, ...after.env },
+      cwd: home.home,
+    });
+    expect(resumed.stderr).not.toMatch(/^error/m);
+    expect(resumed.code).toBe(0);
+    expect(resumed.stdout).toBe("5 it is.\n");
+    // The server marks add read-only: run again, not refused as interrupted.
+    expect(effectLines()).toEqual(["add 2 3", "add 2 3"]);
+    expect(toolMessages(after.log, 0)).toEqual(["5"]);
+  });
+
+  it("leaves no MCP server running after the command, closed or not by the program", async () => {
+    const pids = join(home.home, "pids.log");
+    notesConfig({ allow: ["add"] }, { NOTES_PID_FILE: pids });
+    // mcp-notes.mjs starts the server itself and never closes it: the exit hook stops it.
+    for (const args of [
+      ["run", program("mcp-notes.mjs")],
+      ["run", program("mcp-plain.mjs"), "--mcp", "notes"],
+    ]) {
+      const script = home.scripted(["Nothing to note."]);
+      const result = await runCli(args, { env: home.env({ OPENPROGRAM_PROVIDER: "scripted", ...script.env }) });
+      expect(result.code).toBe(0);
+    }
+    const started = readFileSync(pids, "utf8").trim().split("\n").map(Number);
+    expect(started).toHaveLength(2);
+    const alive = (pid: number): boolean => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    await waitFor(() => started.every((pid) => !alive(pid)), "the MCP servers to exit", 10_000);
+  });
 });
 
 /** The name the model sees for write.note under the default prefix, asked of the server as `run --mcp` would. */

@@ -20,6 +20,7 @@ export function notesServer(log = process.env.NOTES_LOG) {
     },
     async ({ a, b }) => {
       record(`add ${a} ${b}`);
+      if (process.env.NOTES_HANG_ON_ADD === `${a}+${b}`) await new Promise(() => {});
       return { content: [{ type: "text", text: String(a + b) }] };
     },
   );
@@ -80,5 +81,6 @@ export function notesServer(log = process.env.NOTES_LOG) {
 
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split("/").pop())) {
   process.stderr.write(`notes server ${process.pid} starting\n`);
+  if (process.env.NOTES_PID_FILE) appendFileSync(process.env.NOTES_PID_FILE, `${process.pid}\n`);
   await notesServer().connect(new StdioServerTransport());
 }

@@ -222,7 +222,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
     .description("serve agentic functions as MCP tools over stdin and stdout (for Claude Desktop-style clients)")
     .option(
       "--program <module>",
-      "serve this agentic function (<file>[#export]; repeat for more)",
+      "serve this agentic function (<file>[#export]; repeat for more; env OPENPROGRAM_PROGRAMS, comma-separated)",
       (value: string, previous: string[] = []) => [...previous, value],
     )
     .action(lazy(traced(() => import("./commands/mcp.js").then((loaded) => loaded.mcpCommand))));

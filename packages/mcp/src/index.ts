@@ -3,6 +3,7 @@ export { runtimeWithTools } from "./runtime-with-tools.js";
 export {
   listMcpResources,
   readMcpResource,
+  readMcpResourceContent,
   type McpResourceBlock,
   type McpResourceEntry,
   type McpResourceOptions,

@@ -2,7 +2,7 @@
 // or handed a transport by notesServer() for Streamable HTTP. Every effect goes to
 // NOTES_LOG (one line per call), so tests can count what ran.
 import { appendFileSync } from "node:fs";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
 
@@ -50,6 +50,13 @@ export function notesServer(log = process.env.NOTES_LOG) {
     "notes://readme",
     { title: "Read me", description: "How the notes work.", mimeType: "text/markdown" },
     async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/markdown", text: "# Notes\nWrite them down." }] }),
+  );
+  // A template (not in resources/list): a resource of bytes.
+  server.registerResource(
+    "logo",
+    new ResourceTemplate("notes://logo/{size}", { list: undefined }),
+    { title: "Logo", mimeType: "image/png" },
+    async (uri) => ({ contents: [{ uri: uri.href, mimeType: "image/png", blob: "iVBORw0KGgo=" }] }),
   );
   server.registerPrompt(
     "review",

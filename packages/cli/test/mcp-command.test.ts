@@ -67,7 +67,7 @@ describe("openprogram mcp from a client's mcpServers block", () => {
         signal: controller.signal,
         onprogress: (progress) => {
           const event = JSON.parse(progress.message ?? "{}") as Record<string, unknown>;
-          sessionId = String(event.session_id ?? sessionId);
+          if (typeof event.session_id === "string") sessionId = event.session_id;
           if (event.type === "node" && event.role === "llm" && event.op === "append") controller.abort("enough");
         },
       });

@@ -148,10 +148,12 @@ export const EXIT_CODES_BY_ERROR: Readonly<Record<KnownErrorCode, ExitCodes>> = 
   // MCP (`chat --mcp`, `mcp`): a bad or unknown mcpServers entry is configuration; a server that fails is not ours
   mcp_config_invalid: CONFIGURATION,
   mcp_server_unknown: CONFIGURATION,
+  mcp_variable_missing: CONFIGURATION,
   mcp_server_start_failed: FAILURE,
   mcp_server_crashed: FAILURE,
   mcp_timeout: FAILURE,
   mcp_tool_error: FAILURE,
+  mcp_request_failed: FAILURE,
   // The CLI
   package_unavailable: FAILURE,
   usage: USAGE,

@@ -23,7 +23,7 @@ export const HELP_EXAMPLES: Record<string, readonly string[]> = {
   run: [
     `openprogram run summarize.ts --input '{"text":"..."}'`,
     "openprogram run agents.mjs#plan --input-file plan.json --session session_0123456789 --json",
-    "openprogram run program.mts --answers answers.json --provider ollama --model llama3.1",
+    "openprogram run triage.mts --mcp github --answers approvals.json --provider ollama --model llama3.1",
   ],
   resume: [
     "openprogram resume session_0123456789",

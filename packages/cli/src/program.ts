@@ -9,6 +9,7 @@ import { applyEnvironmentFlags, PROVIDER_CHOICES, type EnvironmentFlags } from "
 import { addHelpExamples } from "./help-examples.js";
 import { traced } from "./trace-export.js";
 import { lazyActions } from "./lazy-action.js";
+import { collectServers } from "./mcp-turn-tools.js";
 import type { CliIo } from "./io.js";
 import { addRecordingsCommands } from "./program-recordings.js";
 import { addSessionsCommands } from "./program-sessions.js";
@@ -50,6 +51,8 @@ Environment:
 
 const SESSION_HELP = "continue the session with this id, or create it under this id";
 const RESUME_HELP = "continue an existing session (exit 2, listing recent sessions, if it does not exist)";
+const MCP_RESUME_HELP =
+  "offer the tools of this MCP server, as `run --mcp` did (give the turn's servers again, so its record matches); repeat for more";
 const PROGRAM_TRUST_HELP =
   "the module the turn ran, when it is outside this folder: you vouch for it (a session's record alone never makes openprogram import a module; on a terminal it asks)";
 
@@ -144,6 +147,14 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
       "run the function in a child process (its own process group) through the process runner; it picks the same export as without --isolate",
     )
     .option("--approve-tools", "approve every tool call of this turn (tools declared needsApproval run without asking)")
+    .addOption(
+      new Option(
+        "--mcp <server>",
+        "offer the tools of this MCP server (mcpServers in the configuration) in every exec of the turn; repeat for more",
+      )
+        .argParser(collectServers)
+        .conflicts("isolate"),
+    )
     .option("--json", 'print one JSON object: {"ok","session_id","created","turn_id","result"} (or "error")')
     .option(
       "--events",
@@ -151,7 +162,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
     )
     .addHelpText(
       "after",
-      "\nThe result goes to stdout (strings as they are, other values as JSON); `session: <id>` goes to stderr (on entering and at the end).\nWithout a terminal and without --answers, askUser fails with ask_user_unavailable (recorded on its node).\nEach tool call the model makes is a line on stderr: `tool <name> <arguments>  ok|error  <duration>`.\n`openprogram run <module> --help` also lists the fields of its function's input.",
+      "\nThe result goes to stdout (strings as they are, other values as JSON); `session: <id>` goes to stderr (on entering and at the end).\nWithout a terminal and without --answers, askUser fails with ask_user_unavailable (recorded on its node).\nEach tool call the model makes is a line on stderr: `tool <name> <arguments>  ok|error  <duration>`.\nWith --mcp the servers start before the turn (one that cannot start stops the run, exit 1); a tool not in its entry's\n\"allow\" asks first (on the terminal, from --answers, or not with --approve-tools). Resume such a turn with the same --mcp.\n`openprogram run <module> --help` also lists the fields of its function's input.",
     )
     .addHelpText("after", dynamic.runInputHelp ?? "")
     .action(lazy(traced(() => import("./commands/run.js").then((loaded) => loaded.runCommand))));
@@ -164,6 +175,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
     .option("--turn <id>", "resume this turn (default: the session's latest turn)")
     .option("--answers <file>", "answer the questions it asks from this file, in order")
     .option("--program <module>", PROGRAM_TRUST_HELP)
+    .option("--mcp <server>", MCP_RESUME_HELP, collectServers)
     .option(
       "--json",
       'print one JSON object: {"ok","session_id","created","turn_id","resumed_turn_id","result"} (or "error")',
@@ -182,6 +194,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
     .option("--question <id>", "the question answered (default: the one waiting)")
     .option("--answers <file>", "answer further questions of the turn from this file, in order")
     .option("--program <module>", PROGRAM_TRUST_HELP)
+    .option("--mcp <server>", MCP_RESUME_HELP, collectServers)
     .option("--json", "print one JSON object (as resume, or {ok, question_id, answer, delivered_to} when delivered)")
     .addHelpText(
       "after",
@@ -209,7 +222,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
     .description("serve agentic functions as MCP tools over stdin and stdout (for Claude Desktop-style clients)")
     .option(
       "--program <module>",
-      "serve this agentic function (<file>[#export]; repeat for more)",
+      "serve this agentic function (<file>[#export]; repeat for more; env OPENPROGRAM_PROGRAMS, comma-separated)",
       (value: string, previous: string[] = []) => [...previous, value],
     )
     .action(lazy(traced(() => import("./commands/mcp.js").then((loaded) => loaded.mcpCommand))));

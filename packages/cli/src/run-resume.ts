@@ -13,6 +13,7 @@ import { interruptOnSignals } from "./cancellation.js";
 import type { CommandContext } from "./command-context.js";
 import { EXIT_CODES } from "./exit-codes.js";
 import { isTerminal } from "./io.js";
+import { mcpTurnTools, type McpTurnTools } from "./mcp-turn-tools.js";
 import { formatResult, sessionLine, writeJson, writeLine } from "./output.js";
 import { combineSinks, createProgressPrinter } from "./progress.js";
 import { reportFailure } from "./report.js";
@@ -33,6 +34,8 @@ export interface ResumeRequest {
   /** `--program <module>`: the module the turn recorded, named by the user (so it may be imported). */
   program?: string | undefined;
   json: boolean;
+  /** `--mcp`: MCP servers whose tools every exec offers (the ones the turn ran with, for its record to match). */
+  mcp?: string[] | undefined;
   /** The resumed turn's budgets (configuration and flags; raise the one that stopped it). */
   budgets?: () => { budgets?: Budgets; limits?: LimitsConfig };
 }
@@ -64,6 +67,7 @@ export async function runResume(request: ResumeRequest, context: CommandContext)
   let prepared: PreparedResume;
   let asker: ReturnType<typeof chooseAsker>;
   let budgets: { budgets?: Budgets; limits?: LimitsConfig };
+  let mcp: McpTurnTools;
   try {
     budgets = request.budgets?.() ?? {};
     const sessionId = await requireExistingSession(request.sessionId);
@@ -81,6 +85,7 @@ export async function runResume(request: ResumeRequest, context: CommandContext)
     const { question } = prepared.turn;
     if (question && prepared.answer === undefined && asker === null)
       throw new AnswerRequiredError(sessionId, question.questionId, question.question);
+    mcp = await mcpTurnTools(request.mcp, resolveRuntime(), io);
   } catch (error) {
     return reportFailure(context, error, { json, during: "setup" });
   }
@@ -94,7 +99,7 @@ export async function runResume(request: ResumeRequest, context: CommandContext)
     const outcome = await runTurn(
       {
         sessionId: prepared.turn.sessionId,
-        runtime: resolveRuntime(),
+        runtime: mcp.runtime,
         asker,
         signal: interruption.signal,
         ...(recorded ? { program: recorded } : {}),
@@ -131,6 +136,7 @@ export async function runResume(request: ResumeRequest, context: CommandContext)
     return EXIT_CODES.ok;
   } finally {
     interruption.dispose();
+    await mcp.close();
   }
 }
 

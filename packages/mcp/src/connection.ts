@@ -4,7 +4,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { McpServerCrashedError, McpServerStartError, McpTimeoutError } from "./errors.js";
+import { McpRequestError, McpServerCrashedError, McpServerStartError, McpTimeoutError } from "./errors.js";
 import { DEFAULT_START_TIMEOUT_MS, DEFAULT_TIMEOUT_MS, type CheckedServer } from "./server-config.js";
 import { StderrTail } from "./stderr-tail.js";
 import { version } from "./version.js";
@@ -153,6 +153,13 @@ export class ServerConnection {
         { cause: error },
       );
     }
+    if (error instanceof McpError)
+      return new McpRequestError(
+        this.name,
+        error.code,
+        `The MCP server "${this.name}" refused ${what}: ${error.message.replace(/^(MCP error -?\d+: )+/, "")}`,
+        { cause: error },
+      );
     return error;
   }
 

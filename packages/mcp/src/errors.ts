@@ -24,6 +24,18 @@ export class McpServerUnknownError extends OpenProgramError {
   }
 }
 
+/** An entry's `headers` or `env` name `${VAR}`, and that variable is not set (or is empty). */
+export class McpVariableMissingError extends OpenProgramError {
+  readonly code = "mcp_variable_missing";
+  constructor(
+    readonly server: string,
+    readonly variable: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** The server could not be started or did not complete the MCP handshake. */
 export class McpServerStartError extends OpenProgramError {
   readonly code = "mcp_server_start_failed";
@@ -60,6 +72,20 @@ export class McpTimeoutError extends OpenProgramError {
     message: string,
   ) {
     super(message);
+  }
+}
+
+/** The server answered a request with a JSON-RPC error (a prompt's arguments refused, a resource it does not have). */
+export class McpRequestError extends OpenProgramError {
+  readonly code = "mcp_request_failed";
+  constructor(
+    readonly server: string,
+    /** The JSON-RPC error code the server answered with. */
+    readonly rpcCode: number,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
   }
 }
 

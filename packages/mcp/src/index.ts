@@ -1,11 +1,14 @@
 export { mcpTools, type McpToolsOptions } from "./mcp-tools.js";
+export { runtimeWithTools } from "./runtime-with-tools.js";
 export {
   listMcpResources,
   readMcpResource,
+  readMcpResourceContent,
   type McpResourceBlock,
   type McpResourceEntry,
   type McpResourceOptions,
 } from "./resources.js";
+export { getMcpPrompt, listMcpPrompts, type McpPrompt, type McpPromptEntry, type McpPromptMessage } from "./prompts.js";
 export { closeMcpServers, openMcpServerCount } from "./server-pool.js";
 export { configuredServers, type ConfigLookup, type ConfiguredServers } from "./load-config.js";
 export type {
@@ -17,11 +20,13 @@ export type {
 } from "./server-config.js";
 export {
   McpConfigError,
+  McpRequestError,
   McpServerCrashedError,
   McpServerStartError,
   McpServerUnknownError,
   McpTimeoutError,
   McpToolError,
+  McpVariableMissingError,
   type McpErrorCode,
 } from "./errors.js";
 export { STDERR_TAIL_BYTES } from "./stderr-tail.js";

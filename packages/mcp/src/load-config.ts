@@ -2,7 +2,8 @@
 // the project's openprogram.config.json (found as the runtime finds it), the
 // project's entries winning by name. A project file is often someone else's
 // (a cloned repository): an entry of it that starts a program (`command`) or
-// lets tools run without asking (`allow`) is used only once the user trusts
+// lets tools run without asking (`allow`) or sends the user's environment
+// variables to its server (`${VAR}` in `headers`) is used only once the user trusts
 // the file (`openprogram trust`), like the other keys only the user may decide.
 import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
@@ -14,6 +15,7 @@ import {
 } from "@openprogram/session-context";
 import { McpConfigError, McpServerUnknownError } from "./errors.js";
 import { checkServerConfig, type CheckedServer } from "./server-config.js";
+import { referencedVariables } from "./variables.js";
 
 /** Where to look for configuration (defaults: this process's environment and working directory). */
 export interface ConfigLookup {
@@ -39,8 +41,15 @@ export function configuredServers(lookup: ConfigLookup = {}): ConfiguredServers 
   const trust = projectTrust(found, env);
   for (const [name, value] of Object.entries(project)) {
     const checked = checkServerConfig(name, value, found.path, dirname(found.path));
+    const variables = referencedVariables(checked);
     const asks =
-      checked.kind === "stdio" ? "starts a program" : checked.config.allow ? "lets tools run without asking" : null;
+      checked.kind === "stdio"
+        ? "starts a program"
+        : checked.config.allow
+          ? "lets tools run without asking"
+          : variables.length > 0
+            ? `sends your environment's ${variables.join(", ")} to ${new URL(checked.config.url).host}`
+            : null;
     if (trust === "trusted" || asks === null) servers.set(name, checked);
     else {
       const dir = dirname(found.path);

@@ -8,6 +8,7 @@ import { configuredServer, type ConfigLookup } from "./load-config.js";
 import { checkServerConfig, type CheckedServer, type McpServerConfig } from "./server-config.js";
 import { connectionTo } from "./server-pool.js";
 import { toolErrorText, toolResultValue } from "./tool-result.js";
+import { withVariables } from "./variables.js";
 
 /** Options of mcpTools. */
 export interface McpToolsOptions extends ConfigLookup {
@@ -43,11 +44,12 @@ export async function mcpTools(name: string, options: McpToolsOptions = {}): Pro
     .map((entry) => asTool(server, entry, providerName(prefix, entry.name), !allow.has(entry.name)));
 }
 
-/** The checked entry for `name`: the one given in code, or the configuration's. */
+/** The checked entry for `name` (the one given in code, or the configuration's), its `${VAR}`s substituted. */
 export function resolveServer(name: string, options: McpToolsOptions): CheckedServer {
-  return options.config
+  const server = options.config
     ? checkServerConfig(name, options.config, "code", options.cwd ?? process.cwd())
     : configuredServer(name, options);
+  return withVariables(server, options.env ?? process.env);
 }
 
 async function listTools(connection: ServerConnection): Promise<McpTool[]> {

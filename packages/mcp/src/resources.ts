@@ -1,4 +1,6 @@
+import { basename } from "node:path";
 import type { Resource } from "@modelcontextprotocol/sdk/types.js";
+import type { ContentBlock } from "@openprogram/session-context";
 import { resolveServer, type McpToolsOptions } from "./mcp-tools.js";
 import { connectionTo } from "./server-pool.js";
 
@@ -60,5 +62,25 @@ export async function readMcpResource(
           ...mimeType,
           blob: "blob" in part && typeof part.blob === "string" ? part.blob : "",
         };
+  });
+}
+
+/**
+ * Reads one resource of the MCP server `name` as exec's content blocks, for
+ * `runtime.exec([...])`: a text part as text; a part of bytes as an image
+ * (image/* types) or a file, named after its URI.
+ */
+export async function readMcpResourceContent(
+  name: string,
+  uri: string,
+  options: McpResourceOptions = {},
+): Promise<ContentBlock[]> {
+  return (await readMcpResource(name, uri, options)).map((part): ContentBlock => {
+    if (part.type === "text") return { type: "text", text: part.text };
+    const mediaType = part.mimeType ?? "application/octet-stream";
+    const fileName = basename(new URL(part.uri).pathname) || "resource";
+    return mediaType.startsWith("image/")
+      ? { type: "image", data: part.blob, mediaType, name: fileName }
+      : { type: "file", data: part.blob, mediaType, name: fileName };
   });
 }

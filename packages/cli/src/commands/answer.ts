@@ -13,6 +13,8 @@ export interface AnswerFlags {
   /** The module the turn recorded, when it is outside the working directory (you trust it to be imported). */
   program?: string;
   json?: boolean;
+  /** MCP servers whose tools the resumed turn offers (give the ones it ran with). */
+  mcp?: string[];
 }
 
 /** The --json output when the answer went to a live process. */
@@ -60,6 +62,7 @@ export async function answerCommand(
         questionId: flags.question,
         answersFile: flags.answers,
         program: flags.program,
+        mcp: flags.mcp,
         json,
       },
       context,
@@ -73,7 +76,10 @@ export async function answerCommand(
     });
     // The asking process went away meanwhile: the answer is recorded, and this process continues the turn.
     if (!answered.live)
-      return runResume({ sessionId, answersFile: flags.answers, program: flags.program, json }, context);
+      return runResume(
+        { sessionId, answersFile: flags.answers, program: flags.program, mcp: flags.mcp, json },
+        context,
+      );
     const { io } = context;
     if (json) {
       const result: AnswerJsonResult = {

@@ -12,7 +12,8 @@ export interface McpFlags {
 }
 
 /**
- * `openprogram mcp --program <file>#<export>...`: serves the agentic
+ * `openprogram mcp --program <file>#<export>...` (or the programs of
+ * OPENPROGRAM_PROGRAMS, as `serve` takes them): serves the agentic
  * functions as MCP tools over stdin and stdout (what Claude Desktop-style
  * clients start), each call one turn of sessionContext({ source: "mcp" }),
  * recorded with the module's ref so `openprogram resume` and `answer` find the
@@ -38,9 +39,12 @@ export async function mcpCommand(flags: McpFlags, context: CommandContext): Prom
 }
 
 async function prepare(flags: McpFlags, { io }: CommandContext) {
-  const specs = flags.program ?? [];
+  const specs = programSpecs(flags, io.env);
   if (specs.length === 0)
-    throw new InvalidInputError("openprogram mcp needs --program <file>#<export> (once per program to serve).");
+    throw new InvalidInputError(
+      "openprogram mcp needs --program <file>#<export> (once per program to serve), or OPENPROGRAM_PROGRAMS " +
+        "(comma-separated <file>#<export>, as for openprogram serve).",
+    );
   const programs = [];
   for (const spec of specs) {
     const loaded = await loadProgram(spec, io.cwd);
@@ -49,4 +53,13 @@ async function prepare(flags: McpFlags, { io }: CommandContext) {
   // Resolved before serving: a broken configuration is a usage error, said before any client connects.
   const runtime = resolveRuntime();
   return { programs, runtime, mcp: await loadMcp() };
+}
+
+/** The programs to serve: `--program` flags, else OPENPROGRAM_PROGRAMS (comma-separated), as `serve` reads them. */
+function programSpecs(flags: McpFlags, env: NodeJS.ProcessEnv): string[] {
+  if (flags.program && flags.program.length > 0) return flags.program;
+  return (env.OPENPROGRAM_PROGRAMS ?? "")
+    .split(",")
+    .map((spec) => spec.trim())
+    .filter((spec) => spec !== "");
 }

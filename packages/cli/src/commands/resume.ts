@@ -9,6 +9,8 @@ export interface ResumeFlags extends BudgetFlags {
   /** The module the turn recorded, when it is outside the working directory (you trust it to be imported). */
   program?: string;
   json?: boolean;
+  /** MCP servers whose tools the resumed turn offers (give the ones it ran with). */
+  mcp?: string[];
 }
 
 /**
@@ -23,6 +25,7 @@ export function resumeCommand(sessionId: string, flags: ResumeFlags, context: Co
       turnId: flags.turn,
       answersFile: flags.answers,
       program: flags.program,
+      mcp: flags.mcp,
       json: flags.json === true,
       budgets: () => budgetsOption(flags, context.io),
     },

@@ -21,6 +21,7 @@ import { EXIT_CODES } from "../exit-codes.js";
 import { readProgramInput, type InputFlags } from "../input.js";
 import { isTerminal } from "../io.js";
 import { loadProgram } from "../load-program.js";
+import { mcpTurnTools, type McpTurnTools } from "../mcp-turn-tools.js";
 import { sessionLine, writeLine } from "../output.js";
 import { parseProgramSpec } from "../program-spec.js";
 import { combineSinks, createProgressPrinter } from "../progress.js";
@@ -43,6 +44,8 @@ export interface RunFlags extends InputFlags, SessionFlags, BudgetFlags {
   events?: boolean;
   /** Every tool call of this turn runs without asking for approval. */
   approveTools?: boolean;
+  /** MCP servers (from mcpServers) whose tools every exec of the turn offers the model. */
+  mcp?: string[];
 }
 
 /** The --json output of a successful run. */
@@ -70,6 +73,8 @@ interface PreparedRun {
   title: string | null;
   /** The turn's budgets (configuration and flags). */
   budgets: ReturnType<typeof budgetsOption>;
+  /** The MCP servers of --mcp, started; closed when the command ends. */
+  mcp: McpTurnTools;
 }
 
 /**
@@ -90,7 +95,8 @@ export async function runCommand(programArgument: string, flags: RunFlags, conte
   }
   const interruption = interruptOnSignals(io);
   try {
-    const { sessionId, runtime, asker, input, execute, programRef, title, budgets } = prepared;
+    const { sessionId, asker, input, execute, programRef, title, budgets } = prepared;
+    const runtime = prepared.mcp.runtime;
     const naming = title === null ? titleFromFirstCall(input) : null;
     const onEvent = combineSinks([
       flags.events === true ? createEventLines(io.stdout) : undefined,
@@ -148,6 +154,7 @@ export async function runCommand(programArgument: string, flags: RunFlags, conte
     return EXIT_CODES.ok;
   } finally {
     interruption.dispose();
+    await prepared.mcp.close();
   }
 }
 
@@ -187,7 +194,9 @@ async function prepareRun(programArgument: string, flags: RunFlags, { io }: Comm
   if (runtime === null) refuseUnreadProjectConfig(spec.modulePath, io.cwd, io.env);
   const asker = chooseAsker(io, flags.answers);
   const title = functionName === null ? null : titleFromProgram(functionName, input);
-  return { sessionId, input, execute, runtime, asker, programRef, title, budgets };
+  // Started last, once everything else is known good: a server that cannot start stops the run before it begins.
+  const mcp = await mcpTurnTools(flags.mcp, runtime, io);
+  return { sessionId, input, execute, runtime, asker, programRef, title, budgets, mcp };
 }
 
 /**

@@ -2,7 +2,7 @@
 // or handed a transport by notesServer() for Streamable HTTP. Every effect goes to
 // NOTES_LOG (one line per call), so tests can count what ran.
 import { appendFileSync } from "node:fs";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { z } from "zod";
 
@@ -20,6 +20,7 @@ export function notesServer(log = process.env.NOTES_LOG) {
     },
     async ({ a, b }) => {
       record(`add ${a} ${b}`);
+      if (process.env.NOTES_HANG_ON_ADD === `${a}+${b}`) await new Promise(() => {});
       return { content: [{ type: "text", text: String(a + b) }] };
     },
   );
@@ -50,10 +51,43 @@ export function notesServer(log = process.env.NOTES_LOG) {
     { title: "Read me", description: "How the notes work.", mimeType: "text/markdown" },
     async (uri) => ({ contents: [{ uri: uri.href, mimeType: "text/markdown", text: "# Notes\nWrite them down." }] }),
   );
+  // A template (not in resources/list): a resource of bytes.
+  server.registerResource(
+    "logo",
+    new ResourceTemplate("notes://logo/{size}", { list: undefined }),
+    { title: "Logo", mimeType: "image/png" },
+    async (uri) => ({ contents: [{ uri: uri.href, mimeType: "image/png", blob: "iVBORw0KGgo=" }] }),
+  );
+  server.registerPrompt(
+    "review",
+    {
+      title: "Review a note",
+      description: "Asks for a review of a note.",
+      argsSchema: { note: z.string(), tone: z.string().optional() },
+    },
+    ({ note, tone }) => ({
+      description: `A review of "${note}"`,
+      messages: [
+        {
+          role: "user",
+          content: { type: "text", text: `Review this note${tone ? ` in a ${tone} tone` : ""}: ${note}` },
+        },
+        {
+          role: "user",
+          content: {
+            type: "resource",
+            resource: { uri: "notes://readme", mimeType: "text/markdown", text: "# Notes\nWrite them down." },
+          },
+        },
+        { role: "assistant", content: { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" } },
+      ],
+    }),
+  );
   return server;
 }
 
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split("/").pop())) {
   process.stderr.write(`notes server ${process.pid} starting\n`);
+  if (process.env.NOTES_PID_FILE) appendFileSync(process.env.NOTES_PID_FILE, `${process.pid}\n`);
   await notesServer().connect(new StdioServerTransport());
 }

@@ -88,7 +88,8 @@ export class RequestAttempts {
 
   private timeout(cause: unknown): ModelTimeoutError {
     const last = cause instanceof CancelledError ? undefined : cause;
-    return new ModelTimeoutError(this.settings.timeoutMs ?? 0, this.sent, last === undefined ? {} : { cause: last });
+    const sent = this.settings.requests?.sent ?? this.sent; // the exec's, when this call is one of several
+    return new ModelTimeoutError(this.settings.timeoutMs ?? 0, sent, last === undefined ? {} : { cause: last });
   }
 }
 

@@ -185,6 +185,33 @@ describe("openprogram run, against a loopback server speaking the OpenAI protoco
     );
   });
 
+  it("prints a structured result as JSON: indented without --json, the value itself in --json's result", async () => {
+    const value = { port: "Lisbon", heights: [3.4, 0.6], note: null };
+    // The first reply fails the schema: it is sent back with the problem, and the second is the value.
+    server.setHandler((_request, index) => (index === 0 ? '{"port": "Lisbon"}' : JSON.stringify(value)));
+    const before = server.requests.length;
+    const plain = await runCli(
+      ["run", `${program("describe-tides.mjs")}#describeTides`, "--input", '{"port": "Lisbon"}'],
+      {
+        env: openaiEnv(),
+      },
+    );
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toBe(`${JSON.stringify(value, null, 2)}\n`);
+    const [first] = server.requests.slice(before);
+    expect(first?.json.response_format).toMatchObject({ type: "json_schema", json_schema: { strict: true } });
+
+    server.setHandler(() => JSON.stringify(value));
+    const json = await runCli(
+      ["run", `${program("describe-tides.mjs")}#describeTides`, "--input", '{"port": "Lisbon"}', "--json"],
+      { env: openaiEnv() },
+    );
+    expect(json.code).toBe(0);
+    expect((JSON.parse(json.stdout) as { result: unknown }).result).toEqual(value);
+    const llm = (await nodesOf(sessionIdFrom(json.stderr))).filter((node) => node.role === "llm");
+    expect(llm.map((node) => node.metadata.parsed_output)).toEqual([value]);
+  });
+
   it("a provider error fails the run with exit 1, recorded on the nodes", async () => {
     server.setHandler(() => ({ status: 500, message: "the model is overloaded" }));
     const result = await runCli(["run", program("summarize.mjs"), "--input", '{"text": "x"}', "--json"], {

@@ -161,6 +161,63 @@ describe("runtime.exec with a schema", () => {
     }
   });
 
+  it("sends exactly the schema, then the invalid reply and the problem, over each provider's wire", async () => {
+    const schema = {
+      type: "object",
+      properties: {
+        ideas: {
+          type: "array",
+          items: {
+            type: "object",
+            properties: { title: { type: "string" }, risk: { type: "string", enum: ["low", "high"] } },
+            required: ["title", "risk"],
+            additionalProperties: false,
+          },
+        },
+      },
+      required: ["ideas"],
+      additionalProperties: false,
+    };
+    const problem =
+      'Your reply did not match the required schema: output.ideas[0].risk: Invalid option: expected one of "low"|"high". ' +
+      "Reply again with only the JSON value, matching the schema.";
+    for (const provider of ["openai", "anthropic"] as const) {
+      let count = 0;
+      server = await (provider === "openai" ? startFakeOpenAIServer : startFakeAnthropicServer)(() =>
+        count++ === 0 ? INVALID : VALID,
+      );
+      const runtime = createRuntime({ provider, apiKey: "k", baseUrl: server.baseUrl, model: "m", maxRetries: 0 });
+      expect(await sessionContext({ db: store.db, runtime }, () => proposeIdeas({ topic: "coasts" }))).toEqual([
+        "Tide pools (low)",
+      ]);
+      const [first, second] = server.requests.map((request) => request.json as Record<string, unknown>);
+      expect(server.requests).toHaveLength(2);
+      if (provider === "openai") {
+        const format = { type: "json_schema", json_schema: { name: "output", schema, strict: true } };
+        expect(first?.response_format).toEqual(format);
+        expect(second?.response_format).toEqual(format);
+        expect(second?.messages).toEqual([
+          { role: "system", content: IDEAS_DOC },
+          { role: "user", content: "Topic: coasts" },
+          { role: "assistant", content: INVALID },
+          { role: "user", content: problem },
+        ]);
+      } else {
+        const format = { format: { type: "json_schema", schema } };
+        expect(first?.output_config).toEqual(format);
+        expect(second?.output_config).toEqual(format);
+        expect(second?.system).toBe(IDEAS_DOC);
+        expect(second?.messages).toEqual([
+          { role: "user", content: "Topic: coasts" },
+          { role: "assistant", content: INVALID },
+          { role: "user", content: problem },
+        ]);
+      }
+      await server.close();
+      server = undefined;
+    }
+  });
+
   it("choices: the reply picks one by name; a pick outside the set is retried; a picked agentic function runs nested", async () => {
     const escalate = agenticFunction(
       { name: "escalate", doc: "Write the escalation note." },

@@ -152,6 +152,27 @@ describe("GenAI spans through @opentelemetry/api", () => {
     }
   });
 
+  it("each retry of a model request is a retry event on its chat span", async () => {
+    let requests = 0; // the server is shared by the file's tests: count this test's requests
+    server.setHandler(() => (requests++ === 0 ? { status: 429, message: "slow down", retryAfter: "0" } : "a plan"));
+    try {
+      const retrying = createRuntime({
+        provider: "openai",
+        baseUrl: server.baseUrl,
+        model: "fake-model",
+        maxRetries: 2,
+      });
+      await sessionContext({ db: store.db, runtime: retrying }, () => plan({ goal: "retry" }));
+    } finally {
+      server.setHandler(() => "a plan");
+    }
+    const chat = byName(exporter.getFinishedSpans(), "chat fake-model");
+    expect(chat.status.code).not.toBe(SpanStatusCode.ERROR);
+    expect(chat.events.filter((event) => event.name === "retry").map((event) => event.attributes)).toEqual([
+      { attempt: 2, delay_ms: 0 },
+    ]);
+  });
+
   it("a turn started with a caller's traceparent lands in the caller's trace, under the caller's span", async () => {
     const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
     const spanId = "00f067aa0ba902b7";

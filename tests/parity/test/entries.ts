@@ -2,7 +2,8 @@
 // input and the user's answers, optionally continuing a session) exactly as a
 // user of that entry would, against a fresh store and a loopback server
 // speaking the OpenAI chat-completions protocol, and reports what happened.
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -84,6 +85,8 @@ export interface EntryRun {
   bodies: string[];
   /** Every session's nodes, keyed by session id. */
   nodes: Map<string, SessionNode[]>;
+  /** Every session's stored attachments (`workdir/attachments/`): file name -> SHA-256, keyed by session id. */
+  attachments: Map<string, Record<string, string>>;
 }
 
 /** A fresh store and model server for one entry's run. */
@@ -313,6 +316,21 @@ async function runThroughDispatcher(
   }
 }
 
+/** The files of a session's attachments folder (none when it has none): name -> SHA-256 of the bytes. */
+function storedAttachments(dir: string): Record<string, string> {
+  if (!existsSync(dir)) return {};
+  return Object.fromEntries(
+    readdirSync(dir)
+      .sort()
+      .map((name) => [
+        name,
+        createHash("sha256")
+          .update(readFileSync(join(dir, name)))
+          .digest("hex"),
+      ]),
+  );
+}
+
 /** Runs `steps` through `entry`; each step after the first continues the first step's session. */
 export async function runScenario(entry: EntryName, steps: Step[], handler: FakeReplyHandler): Promise<EntryRun> {
   const workspace = await createWorkspace(handler);
@@ -320,9 +338,12 @@ export async function runScenario(entry: EntryName, steps: Step[], handler: Fake
     const outcomes: StepOutcome[] = [];
     for (const step of steps) outcomes.push(await runStep(entry, workspace, step, outcomes[0]?.sessionId));
     const nodes = new Map<string, SessionNode[]>();
-    for (const { sessionId } of outcomes)
+    const attachments = new Map<string, Record<string, string>>();
+    for (const { sessionId } of outcomes) {
       nodes.set(sessionId, await new SessionDB({ root: workspace.root }).loadNodes(sessionId));
-    return { entry, outcomes, bodies: workspace.server.requests.map((request) => request.body), nodes };
+      attachments.set(sessionId, storedAttachments(join(workspace.root, sessionId, "workdir", "attachments")));
+    }
+    return { entry, outcomes, bodies: workspace.server.requests.map((request) => request.body), nodes, attachments };
   } finally {
     await workspace.cleanup();
   }

@@ -1,12 +1,16 @@
 // The parity suite's structured call (issue 33): a schema call whose first reply
 // is invalid, with an image block and a file block, behaves the same from every
-// entry: the same result, byte-identical requests, the same DAG.
+// entry (code, the CLI binary, the dispatcher over a WebSocket, a child process
+// and the research harness's context): the same result, byte-identical
+// requests, the same DAG, the blocks recorded by the same hashes and stored in
+// the session as the same files.
+import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dagShape, type NodeShape } from "./dag-shape.js";
-import { ENTRIES, runScenario, type EntryRun, type Step } from "./entries.js";
+import { ENTRIES, runScenario, type EntryName, type EntryRun, type Step } from "./entries.js";
 
 const PNG = Buffer.from(
   "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==",
@@ -21,16 +25,29 @@ const STEPS: Step[] = [{ exportName: "describeChart", input: { image, notes: NOT
 /** The first reply is not JSON: it is sent back with the problem, and the second is valid. */
 const reply = (_request: unknown, index: number): string => (index === 0 ? "It shows tides." : VALID);
 
-/** The DAG, with the absolute path of each entry's own store taken out of Python's attachment markers. */
-function shapes(run: EntryRun): NodeShape[] {
+/** The structured call's entries besides the in-process reference: every other entry and the research context. */
+const OTHER_ENTRIES: EntryName[] = [...ENTRIES.filter((entry) => entry !== "in-process"), "research-context"];
+
+/**
+ * The DAG, with the absolute path of each entry's own store taken out of Python's attachment markers, and each
+ * llm node's recorded blocks (`metadata.content_blocks`: hashes, sizes, paths inside the session).
+ */
+function shapes(run: EntryRun): Array<NodeShape & { contentBlocks: unknown }> {
   const sessionId = run.outcomes[0]?.sessionId as string;
-  return dagShape(run.nodes.get(sessionId) ?? []).map((node) => ({
+  const nodes = run.nodes.get(sessionId) ?? [];
+  return dagShape(nodes).map((node, index) => ({
     ...node,
     promptText:
       typeof node.promptText === "string"
         ? node.promptText.replace(/ @json "[^"]*"/g, ' @json "<path>"')
         : node.promptText,
+    contentBlocks: nodes[index]?.metadata.content_blocks ?? null,
   }));
+}
+
+/** The session's stored attachments: file name -> SHA-256. */
+function stored(run: EntryRun): Record<string, string> | undefined {
+  return run.attachments.get(run.outcomes[0]?.sessionId as string);
 }
 
 let reference: EntryRun;
@@ -54,10 +71,38 @@ describe("the structured reference run (in-process)", () => {
     }
     const llm = shapes(reference).filter((node) => node.role === "llm");
     expect(llm.map((node) => node.output)).toEqual(["It shows tides.", VALID]);
+    // The first llm node records the blocks by the hash of the bytes stored in the session; the retry, its own
+    // llm node, sends them again from that record.
+    const sha = (bytes: Buffer): string => createHash("sha256").update(bytes).digest("hex");
+    const notes = Buffer.from(NOTES, "base64");
+    expect(llm.map((node) => node.contentBlocks)).toEqual([
+      [
+        { type: "text", text: "What does the chart show?" },
+        {
+          type: "image",
+          media_type: "image/png",
+          name: "chart.png",
+          size: PNG.length,
+          sha256: sha(PNG),
+          path: "attachments/chart.png",
+        },
+        {
+          type: "file",
+          media_type: "text/plain",
+          name: "notes.txt",
+          size: notes.length,
+          sha256: sha(notes),
+          path: "attachments/notes.txt",
+        },
+      ],
+      null,
+    ]);
+    expect(Object.keys(stored(reference) ?? {})).toEqual([".opdedup.json", "chart.png", "notes.txt"]);
+    expect(stored(reference)?.["chart.png"]).toBe(sha(PNG));
   });
 });
 
-describe.each(ENTRIES.filter((entry) => entry !== "in-process"))("the %s entry, structured", (entry) => {
+describe.each(OTHER_ENTRIES)("the %s entry, structured", (entry) => {
   let run: EntryRun;
   beforeAll(async () => {
     run = await runScenario(entry, STEPS, reply);
@@ -70,5 +115,6 @@ describe.each(ENTRIES.filter((entry) => entry !== "in-process"))("the %s entry, 
     ).toEqual(reference.outcomes.map((outcome) => outcome.result));
     expect(run.bodies, `raw request bytes from the ${entry} entry`).toEqual(reference.bodies);
     expect(shapes(run), `the DAG recorded by the ${entry} entry`).toEqual(shapes(reference));
+    expect(stored(run), `the attachments stored by the ${entry} entry`).toEqual(stored(reference));
   });
 });

@@ -1,53 +1,6 @@
-// A program for the tool resume tests: one exec whose model calls three tools
-// in turn (an idempotent lookup, a booking that needs approval and must not
-// run twice, an agentic function with two model calls of its own), then
-// answers. Each execution appends its name to $OPENPROGRAM_TEST_TOOL_LOG, so a
-// test counts executions across processes; $OPENPROGRAM_TEST_DIE_IN names a
-// tool inside which the process kills itself with SIGKILL (for the agentic
-// one: between its two model calls), as a crash would.
-// The CLI tool-resume tests and the kill -9 suite (tests/resilience) run it.
-import { appendFileSync } from "node:fs";
-import { agenticFunction, tool } from "@openprogram/session-context";
+// The tool-day program (packages/session-context/test/programs/tool-day-program.mjs) with the built core, as
+// the CLI loads a user's program. The CLI tool-resume tests and the kill -9 suite (tests/resilience) run it.
+import * as core from "@openprogram/session-context";
+import { toolDayProgram } from "../../../session-context/test/programs/tool-day-program.mjs";
 
-function executed(name) {
-  const log = process.env.OPENPROGRAM_TEST_TOOL_LOG;
-  if (log) appendFileSync(log, `${name}\n`);
-  if (process.env.OPENPROGRAM_TEST_DIE_IN === name) process.kill(process.pid, "SIGKILL");
-}
-
-export const weather = tool({
-  name: "weather",
-  description: "The weather in a city today.",
-  input: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-  idempotent: true,
-  execute: ({ city }) => {
-    executed("weather");
-    return { city, sky: "snow" };
-  },
-});
-
-export const bookRoom = tool({
-  name: "book_room",
-  description: "Book a hotel room in a city for tonight.",
-  input: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-  needsApproval: true,
-  execute: ({ city }) => {
-    executed("book_room");
-    return { city, booking: "R-1" };
-  },
-});
-
-export const shout = agenticFunction(
-  { name: "shout", doc: "Say the text back in capitals, then shorten it." },
-  async ({ text }, { runtime }) => {
-    const loud = await runtime.exec(`Text: ${text}`);
-    executed("shout");
-    return runtime.exec(`Shorten: ${loud}`);
-  },
-);
-
-export const planDay = agenticFunction(
-  { name: "plan_day", doc: "Plan the day. Use the tools when they help." },
-  async ({ city }, { runtime }) =>
-    runtime.exec(`Plan my day in ${city}.`, { tools: [weather, bookRoom, shout], parallelToolCalls: false }),
-);
+export const { weather, bookRoom, shout, planDay } = toolDayProgram(core);

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../store/atomic-file.js";
 import { AttachmentMissingError } from "../errors.js";
+import { dumpsPython } from "../json/python-json.js";
 
 /** Where a session keeps its attachments, relative to its `workdir/` (Python OpenProgram's place). */
 export const ATTACHMENTS_DIR = "attachments";
@@ -36,10 +37,11 @@ export class AttachmentStore {
     const known = index[sha256];
     if (known !== undefined && this.holds(known, sha256)) return { path: `${ATTACHMENTS_DIR}/${known}`, sha256 };
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const fileName = this.freeName(safeName(name), sha256);
+    const fileName = this.freeName(safeAttachmentName(name), sha256);
     if (!this.holds(fileName, sha256)) await writeFileAtomic(join(this.dir, fileName), bytes);
     index[sha256] = fileName;
-    await writeFileAtomic(join(this.dir, DEDUP_INDEX), `${JSON.stringify(index, null, 2)}\n`);
+    // As Python writes it (json.dump, ensure_ascii=False): either side reads the other's, byte for byte the same.
+    await writeFileAtomic(join(this.dir, DEDUP_INDEX), dumpsPython(index, { ensureAscii: false }));
     return { path: `${ATTACHMENTS_DIR}/${fileName}`, sha256 };
   }
 
@@ -80,22 +82,36 @@ export class AttachmentStore {
     }
   }
 
-  /** `name`, or `stem-1.ext`, `stem-2.ext`… until one is free or already holds these bytes. */
+  /**
+   * `name`, or Python's next names for it (`stem-1.ext`, `stem-2.ext`…, split
+   * at the last dot; `name-1` without one) until one is free or already holds
+   * these bytes.
+   */
   private freeName(name: string, sha256: string): string {
     const dot = name.lastIndexOf(".");
-    const [stem, ext] = dot > 0 ? [name.slice(0, dot), name.slice(dot)] : [name, ""];
     for (let n = 0; ; n++) {
-      const candidate = n === 0 ? name : `${stem}-${n}${ext}`;
+      const candidate = n === 0 ? name : dot >= 0 ? `${name.slice(0, dot)}-${n}${name.slice(dot)}` : `${name}-${n}`;
       if (!existsSync(join(this.dir, candidate)) || this.holds(candidate, sha256)) return candidate;
     }
   }
 }
 
-/** A file name safe on every file system and in Python's marker: no separators, brackets or leading dot. */
-function safeName(name: string): string {
-  const safe = name
-    .replace(/[^A-Za-z0-9._-]+/g, "_")
-    .replace(/^[.]+/, "")
-    .slice(0, 120);
-  return safe === "" || safe === DEDUP_INDEX.slice(1) ? "attachment" : safe;
+/** The names of Python OpenProgram's own files in the attachments folder. */
+const INTERNAL_NAMES = new Set([DEDUP_INDEX, ".opsourcepaths.json"]);
+
+/**
+ * The stored file's name by Python OpenProgram's rule (its web chat's
+ * `_safe_attach_name`): letters, digits, `.`, `_`, `-` and spaces kept, any
+ * other character `_`, trimmed, at most 120 characters, `file` when nothing
+ * is left, and Python's own index names prefixed `attachment-`. One departure:
+ * `.` and `..` (which Python would keep) name the folders, so they become `file`.
+ */
+export function safeAttachmentName(name: string): string {
+  const base = (name.trim().split("/").pop() ?? "") || "file";
+  const kept = Array.from(base, (char) => (/^[\p{L}\p{N}._\- ]$/u.test(char) ? char : "_"))
+    .join("")
+    .trim();
+  const safe = Array.from(kept).slice(0, 120).join("") || "file";
+  if (safe === "." || safe === "..") return "file";
+  return INTERNAL_NAMES.has(safe.toLowerCase()) ? `attachment-${safe.replace(/^\.+/, "")}` : safe;
 }

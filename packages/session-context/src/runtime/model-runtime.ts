@@ -22,6 +22,7 @@ import type { CompactionSettings } from "../compaction/compaction-settings.js";
 import { contextWindowPolicy } from "../compaction/window-policy.js";
 import type { CompactionPort } from "./compaction-port.js";
 import { ModelCall, type ModelCallSetup } from "./model-call.js";
+import { ExecDeadline } from "./exec-deadline.js";
 import { CallBudget } from "../budgets/call-budget.js";
 import type { ExecContent } from "../content/content-blocks.js";
 import { resolveContent, type ResolvedContent } from "../content/resolve-content.js";
@@ -300,8 +301,31 @@ export class ModelRuntime implements Runtime {
     /** A write the first llm node must follow (a chat turn's user node), made while the request goes out. */
     before?: Promise<unknown>,
   ): Promise<unknown> {
-    const { loop, structured } = shape;
     const retry = options.retry ?? retrySettingsOf(options, this.provider.maxRetries, Date.now());
+    // timeoutMs covers the tools too: the deadline interrupts a tool still running and fails the exec.
+    const deadline = new ExecDeadline(retry);
+    try {
+      return await this.exchange(context, callId, shape, { ...options, retry }, deadline, first, next, before);
+    } catch (error) {
+      throw deadline.errorFor(error, options.signal?.aborted === true || context.signal.aborted);
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  /** converse's requests and tool runs, within `deadline`. */
+  private async exchange(
+    context: ActiveContext,
+    callId: string | null,
+    shape: { loop: ToolLoop | null; structured: StructuredReplies | null },
+    options: RequestOptions & { retry: RetrySettings },
+    deadline: ExecDeadline,
+    first: PromptRecord,
+    next: (content: string | null) => PromptRecord,
+    before: Promise<unknown> | undefined,
+  ): Promise<unknown> {
+    const { loop, structured } = shape;
+    const retry = options.retry;
     const replay = first.kind === "exec" ? context.turn.replay : null;
     let toolChoice = loop?.toolChoice;
     let record = first;
@@ -343,7 +367,7 @@ export class ModelRuntime implements Runtime {
         llmNodeId: reply.nodeId,
         model: reply.model,
         doc: record.system ?? "",
-        signal: options.signal ? AbortSignal.any([options.signal, context.signal]) : context.signal,
+        signal: deadline.bound(options.signal ? AbortSignal.any([options.signal, context.signal]) : context.signal),
         serial: options.parallelToolCalls === false,
         failures: loop.failures,
       });

@@ -20,6 +20,8 @@ export interface RetrySettings {
   /** When the exec's time runs out (`Date.now()` milliseconds), or null. */
   deadline: number | null;
   onRetry?: ((info: RetryInfo) => void) | undefined;
+  /** The exec's requests so far, counted across its model calls (what its ModelTimeoutError reports). */
+  requests?: { sent: number };
 }
 
 /** The first backoff and its ceiling: doubled per retry, less up to a quarter of jitter (as the SDKs wait). */
@@ -50,6 +52,7 @@ export class RequestAttempts {
   begin(): AbortSignal {
     if (this.deadlineSignal?.aborted) throw this.timeout(undefined);
     this.sent++;
+    if (this.settings.requests) this.settings.requests.sent++;
     return this.signal();
   }
 
@@ -85,7 +88,8 @@ export class RequestAttempts {
 
   private timeout(cause: unknown): ModelTimeoutError {
     const last = cause instanceof CancelledError ? undefined : cause;
-    return new ModelTimeoutError(this.settings.timeoutMs ?? 0, this.sent, last === undefined ? {} : { cause: last });
+    const sent = this.settings.requests?.sent ?? this.sent; // the exec's, when this call is one of several
+    return new ModelTimeoutError(this.settings.timeoutMs ?? 0, sent, last === undefined ? {} : { cause: last });
   }
 }
 
@@ -141,6 +145,7 @@ export function retrySettingsOf(
     timeoutMs: timeoutMs ?? null,
     deadline: timeoutMs === undefined ? null : startedAt + timeoutMs,
     onRetry: options.onRetry,
+    requests: { sent: 0 },
   };
 }
 

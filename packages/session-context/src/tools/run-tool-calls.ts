@@ -237,7 +237,8 @@ async function execute(context: ActiveContext, prepared: PreparedCall, run: Tool
     let message: string | undefined;
     try {
       await runWithContext(
-        { ...context, call: frame, trace: span.context, toolCall: { id: call.id, step, nodeId } },
+        // The run's signal (the exec's own, its deadline) stops the function's nested calls as it stops a plain tool.
+        { ...context, signal: run.signal, call: frame, trace: span.context, toolCall: { id: call.id, step, nodeId } },
         () => agentic(prepared.args),
       );
       span.span.end();

@@ -60,6 +60,18 @@ export class PostgresBudgetLedger extends LeasedRows implements BudgetLedger {
     return row ? { tokens: row.tokens, cost: row.cost } : { ...actual };
   }
 
+  async chargeSeconds(key: string, seconds: number): Promise<number> {
+    const result = await query<{ seconds: number }>(
+      this.pool,
+      this.url,
+      `INSERT INTO openprogram_budget_spend AS b (key, seconds) VALUES ($1, $2)
+       ON CONFLICT (key) DO UPDATE SET seconds = b.seconds + EXCLUDED.seconds, updated_at = now()
+       RETURNING seconds`,
+      [key, seconds],
+    );
+    return result.rows[0]?.seconds ?? seconds;
+  }
+
   /** What a key has spent (settled), or null when no replica has charged it yet. */
   async spent(key: string): Promise<Spend | null> {
     const result = await query<{ tokens: number; cost: number }>(

@@ -1,7 +1,13 @@
 import { createServer, type IncomingMessage } from "node:http";
 import { resolve } from "node:path";
 import type { Duplex } from "node:stream";
-import { InvalidInputError, openStore, setTraceErrorMessages, type SessionDB } from "@openprogram/session-context";
+import {
+  InvalidInputError,
+  openStore,
+  ProviderLimits,
+  setTraceErrorMessages,
+  type SessionDB,
+} from "@openprogram/session-context";
 import { WebSocketServer, type WebSocket } from "ws";
 import { Client, CLOSE_TOO_SLOW } from "./client.js";
 import { gateConnections } from "./connection-gate.js";
@@ -70,7 +76,12 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
     cluster,
     // In a cluster, session and program spending is kept in PostgreSQL, where every replica reserves it.
     budgets: options.budgets ? { ...options.budgets, ...(cluster ? { ledger: cluster.budgetLedger } : {}) } : null,
-    limits: options.providerLimits ?? null,
+    // In a cluster, provider capacity too: each replica queues its own callers, PostgreSQL grants the room.
+    limits: options.providerLimits
+      ? cluster
+        ? new ProviderLimits(options.providerLimits, { store: cluster.capacity })
+        : options.providerLimits
+      : null,
   });
   const heavy = new HeavyRequests();
   const frames = new FrameHandler({ db, turns, asker, subscriptions, deltas, programs, log, cluster, heavy });

@@ -5,6 +5,7 @@ import {
   InvalidInputError,
   openStore,
   ProviderLimits,
+  resolvePriceTable,
   setTraceErrorMessages,
   type SessionDB,
 } from "@openprogram/session-context";
@@ -61,7 +62,14 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
   const asker = new WebAsker((sessionId, frame) => subscriptions.publish(sessionId, frame));
   const deltas = new DeltaRelay((sessionId, frame) => subscriptions.publish(sessionId, frame));
   const { limits } = settings;
-  const metrics = new DispatcherMetrics();
+  // Spending in dollars is priced as the budgets price it: their table, else the configured one.
+  const metrics = new DispatcherMetrics(() => {
+    try {
+      return options.budgets?.prices ?? resolvePriceTable();
+    } catch {
+      return null; // a broken price table is reported where a cost budget needs it, not by the metrics
+    }
+  });
   if (cluster) metrics.watchClusterRejections(() => cluster.rejected);
   const turns = new Turns({
     metrics,

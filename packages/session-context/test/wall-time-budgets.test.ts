@@ -21,7 +21,7 @@ const LIMIT_SECONDS = 0.3;
 
 let store: TempStore;
 let server: FakeOpenAIServer;
-let runtime: Runtime;
+let runtime: Runtime | null;
 // A process's first model call loads the token counter and the HTTP client (a third of a second on a busy
 // machine): made once before, without budgets, so the quick calls below are quick.
 beforeAll(async () => {

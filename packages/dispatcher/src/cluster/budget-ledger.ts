@@ -17,7 +17,6 @@ const NO_SPEND: Spend = { tokens: 0, cost: 0 };
  * dies gives its reservations back within the lease time.
  */
 export class PostgresBudgetLedger extends LeasedRows implements BudgetLedger {
-
   async reserve(key: string, amount: Spend, limit: SpendLimit, seed?: () => Spend): Promise<LedgerReservation> {
     // What the key spent before any replica charged it (a session's earlier turns); ignored once its row exists.
     const start = seed?.() ?? NO_SPEND;

@@ -10,7 +10,12 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { agenticFunction, createRuntime } from "@openprogram/session-context";
-import { removeTree, startFakeOpenAIServer, waitFor, type FakeOpenAIServer } from "@openprogram/session-context/testing";
+import {
+  removeTree,
+  startFakeOpenAIServer,
+  waitFor,
+  type FakeOpenAIServer,
+} from "@openprogram/session-context/testing";
 import type pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { PostgresCapacity } from "../../src/cluster/capacity.js";
@@ -77,7 +82,13 @@ describe("provider limits across replicas", () => {
       return `ok ${request.json.messages?.at(-1)?.content ?? ""}`;
     });
     onCleanup(() => server.close());
-    const runtime = createRuntime({ provider: "openai", apiKey: "k", baseUrl: server.baseUrl, model: "m", maxRetries: 0 });
+    const runtime = createRuntime({
+      provider: "openai",
+      apiKey: "k",
+      baseUrl: server.baseUrl,
+      model: "m",
+      maxRetries: 0,
+    });
     const replicas = await Promise.all(
       ["r1", "r2", "r3"].map(async (replicaId) => {
         const dispatcher = await createDispatcher({

@@ -1,7 +1,6 @@
 import { InvalidInputError, hasErrorCode, isCancellation } from "../errors.js";
 import { TurnBudget } from "../budgets/turn-budget.js";
 import { sharedProviderLimits, type LimitsConfig } from "../budgets/provider-limits.js";
-import type { Budgets } from "../budgets/budget-types.js";
 import { assertValidSessionId, mintTurnId } from "../ids.js";
 import { resolveRuntime } from "../runtime/resolve-runtime.js";
 import { SessionNodeWriter } from "../store/node-writer.js";
@@ -151,9 +150,12 @@ export async function sessionContext<T>(
   }
   // The turn's time after its last model call counts toward its program's day too (program wall-time budgets).
   await ownBudget?.close().catch((error: unknown) => {
-    process.emitWarning(`Could not count turn ${turn.turnId}'s time to its program budget: ${(error as Error).message}`, {
-      code: "OPENPROGRAM_BUDGET_TIME",
-    });
+    process.emitWarning(
+      `Could not count turn ${turn.turnId}'s time to its program budget: ${(error as Error).message}`,
+      {
+        code: "OPENPROGRAM_BUDGET_TIME",
+      },
+    );
   });
   if (endsTurn && (turn.began || turn.delegated)) {
     const status: SessionStatus = outcome.ok || isCancellation(outcome.error) ? "idle" : "failed";

@@ -8,6 +8,7 @@ export interface BudgetFlags {
   maxTurnSeconds?: string;
   maxSessionTokens?: string;
   maxSessionCost?: string;
+  maxSessionSeconds?: string;
 }
 
 export const BUDGET_FLAGS: readonly [
@@ -39,6 +40,13 @@ export const BUDGET_FLAGS: readonly [
     "session",
     "cost",
     "stop once the session has cost this much (needs prices)",
+  ],
+  [
+    "--max-session-seconds <s>",
+    "maxSessionSeconds",
+    "session",
+    "seconds",
+    "stop once the session's turns have run this long in all",
   ],
 ];
 

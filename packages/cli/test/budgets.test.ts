@@ -124,3 +124,28 @@ describe("budgets in the CLI", () => {
     }
   });
 });
+
+describe("wall-time budgets in the CLI", () => {
+  it("--max-session-seconds holds across processes: crossed by a slow reply, refused next, resumed once raised", async () => {
+    await server.close();
+    // Slower than the limit, which is itself well above a process's time to its first call.
+    server = await startFakeOpenAIServer((_request, index) => ({ delayMs: 2_000, reply: `answer ${index + 1}` }));
+    const crossed = await runCli([...ONE, "--max-session-seconds", "1"], { env: env() });
+    expect(crossed.code, crossed.stderr).toBe(3);
+    expect(crossed.stderr).toContain("error [budget_exceeded]");
+    expect(crossed.stderr).toContain("The session time budget is exceeded: limit 1 s, passed");
+    expect(crossed.stderr).toContain("--max-session-seconds N");
+    const sessionId = sessionIdFrom(crossed.stderr);
+    expect(server.requests).toHaveLength(1);
+
+    const refused = await runCli([...ONE, "--session", sessionId, "--max-session-seconds", "1"], { env: env() });
+    expect(refused.code, refused.stderr).toBe(3);
+    expect(refused.stderr).toContain("The session time budget is exceeded");
+    expect(server.requests).toHaveLength(1);
+
+    const resumed = await runCli(["resume", sessionId, "--max-session-seconds", "60"], { env: env() });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout.trim()).toBe("answer 2");
+    expect(server.requests).toHaveLength(2);
+  });
+});

@@ -1,7 +1,14 @@
 import { createServer, type IncomingMessage } from "node:http";
 import { resolve } from "node:path";
 import type { Duplex } from "node:stream";
-import { InvalidInputError, openStore, setTraceErrorMessages, type SessionDB } from "@openprogram/session-context";
+import {
+  InvalidInputError,
+  openStore,
+  ProviderLimits,
+  resolvePriceTable,
+  setTraceErrorMessages,
+  type SessionDB,
+} from "@openprogram/session-context";
 import { WebSocketServer, type WebSocket } from "ws";
 import { Client, CLOSE_TOO_SLOW } from "./client.js";
 import { gateConnections } from "./connection-gate.js";
@@ -55,7 +62,14 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
   const asker = new WebAsker((sessionId, frame) => subscriptions.publish(sessionId, frame));
   const deltas = new DeltaRelay((sessionId, frame) => subscriptions.publish(sessionId, frame));
   const { limits } = settings;
-  const metrics = new DispatcherMetrics();
+  // Spending in dollars is priced as the budgets price it: their table, else the configured one.
+  const metrics = new DispatcherMetrics(() => {
+    try {
+      return options.budgets?.prices ?? resolvePriceTable();
+    } catch {
+      return null; // a broken price table is reported where a cost budget needs it, not by the metrics
+    }
+  });
   if (cluster) metrics.watchClusterRejections(() => cluster.rejected);
   const turns = new Turns({
     metrics,
@@ -70,7 +84,12 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
     cluster,
     // In a cluster, session and program spending is kept in PostgreSQL, where every replica reserves it.
     budgets: options.budgets ? { ...options.budgets, ...(cluster ? { ledger: cluster.budgetLedger } : {}) } : null,
-    limits: options.providerLimits ?? null,
+    // In a cluster, provider capacity too: each replica queues its own callers, PostgreSQL grants the room.
+    limits: options.providerLimits
+      ? cluster
+        ? new ProviderLimits(options.providerLimits, { store: cluster.capacity })
+        : options.providerLimits
+      : null,
   });
   const heavy = new HeavyRequests();
   const frames = new FrameHandler({ db, turns, asker, subscriptions, deltas, programs, log, cluster, heavy });

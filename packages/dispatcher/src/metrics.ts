@@ -1,6 +1,6 @@
 // Prometheus metrics of one dispatcher (prom-client), in a registry of its own so two dispatchers in one process
 // never share counters.
-import type { SessionEvent } from "@openprogram/session-context";
+import { costOf, llmNodeUsage, priceFor, type PriceTable, type SessionEvent } from "@openprogram/session-context";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /** Labels of a turn: where it came from and what it ran ("chat" and "resume" turns are named by their kind). */
@@ -18,6 +18,8 @@ const MODEL_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 40, 80];
 /** The dispatcher's metrics and the hooks that move them. */
 export class DispatcherMetrics {
   readonly registry = new Registry();
+  private priceTable: PriceTable | null | undefined;
+
   private readonly started = new Counter({
     name: "openprogram_turns_started_total",
     help: "Turns started, by source and program.",
@@ -56,6 +58,12 @@ export class DispatcherMetrics {
     labelNames: ["model", "type"],
     registers: [this.registry],
   });
+  private readonly cost = new Counter({
+    name: "openprogram_model_cost_dollars_total",
+    help: "US dollars the model requests cost at the price table's prices, by model (models without a price are not counted).",
+    labelNames: ["model"],
+    registers: [this.registry],
+  });
   private readonly refused = new Counter({
     name: "openprogram_model_requests_refused_total",
     help: "Model requests not sent, by model and reason (budget_exceeded, budget_unpriced_model, rate_limited).",
@@ -86,7 +94,8 @@ export class DispatcherMetrics {
   /** The last status of each session this dispatcher saw running or waiting. */
   private readonly states = new Map<string, "running" | "needs_input">();
 
-  constructor() {
+  /** `prices`: the table requests are priced with (read at the first request that reports usage; null: none). */
+  constructor(private readonly prices: () => PriceTable | null = () => null) {
     // Process metrics, event-loop lag (nodejs_eventloop_lag_seconds) among them.
     collectDefaultMetrics({ register: this.registry });
     for (const state of ["running", "needs_input"]) this.sessions.set({ state }, 0);
@@ -138,6 +147,20 @@ export class DispatcherMetrics {
       const count = usage[key];
       if (typeof count === "number" && count > 0) this.tokens.inc({ model, type }, count);
     }
+    this.countCost(event.node);
+  }
+
+  /** What a request cost, when it reported usage and its model has a price. */
+  private countCost(node: Parameters<typeof llmNodeUsage>[0]): void {
+    const usage = llmNodeUsage(node);
+    if (!usage?.reported) return;
+    const table = (this.priceTable ??= this.prices());
+    if (!table) return;
+    const found = priceFor(table, usage.model);
+    if ("missing" in found) return;
+    const { inputTokens, outputTokens, cachedInputTokens } = usage;
+    const counts = { calls: 1, callsWithoutUsage: 0, inputTokens, outputTokens, cachedInputTokens };
+    this.cost.inc({ model: usage.model }, costOf(counts, found.price));
   }
 
   /** In a cluster: exports its counts of dropped channel messages (read at each scrape). */

@@ -15,6 +15,7 @@ import {
   TurnSuspendedError,
   type Budgets,
   type LimitsConfig,
+  type ProviderLimits,
   type PreparedResume,
   type Runtime,
   type SessionDB,
@@ -49,7 +50,7 @@ export interface TurnDependencies {
   /** Every turn's budgets (null: none). */
   budgets?: Budgets | null;
   /** Provider capacity every turn shares (null: none). */
-  limits?: LimitsConfig | null;
+  limits?: LimitsConfig | ProviderLimits | null;
 }
 
 interface RunningTurn {

@@ -108,4 +108,25 @@ describe("/metrics (Prometheus text format, prom-client)", () => {
       value(after, "openprogram_model_requests_refused_total", { model: "fake-model", reason: "budget_exceeded" }),
     ).toBe(1);
   });
+
+  it("counts what the requests cost at the budgets' prices, beside the tokens", async () => {
+    const runtime = createRuntime({ provider: "openai", baseUrl: fake.baseUrl, model: "fake-model", maxRetries: 0 });
+    served = await startDispatcher({
+      runtime: runtime as Runtime,
+      programs: { summarize },
+      token: TOKEN,
+      budgets: { prices: { prices: { "fake-model": { input: 1, output: 2 } }, source: "test", path: null } },
+    });
+    const client = await served.connect({ headers: { authorization: `Bearer ${TOKEN}` } });
+    client.send({ type: "run", program: "summarize", input: { text: "a short text" } });
+    await client.next("turn_done");
+    // The fake server reports the request body's length as input tokens and the reply's ("four") as output.
+    const input = fake.requests.reduce((sum, request) => sum + request.body.length, 0);
+    const after = await scrape();
+    expect(fake.requests).toHaveLength(1);
+    expect(value(after, "openprogram_model_cost_dollars_total", { model: "fake-model" })).toBeCloseTo(
+      (input * 1 + 4 * 2) / 1_000_000,
+      12,
+    );
+  });
 });

@@ -205,7 +205,7 @@ describe("turn, session and program budgets", () => {
     for (const budgets of [
       { turn: { tokens: -1 } },
       { day: { tokens: 1 } },
-      { session: { seconds: 5 } },
+      { session: { timeZone: "UTC" } },
       { program: { timeZone: "Mars/Base" } },
     ])
       await expect(

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { BudgetLedger, LedgerReservation, Spend, SpendLimit } from "@openprogram/session-context";
-import type pg from "pg";
 import { DatabaseUnavailableError } from "../errors.js";
 import { query, redactUrl } from "./pool.js";
+import { LeasedRows } from "./renewal.js";
 
 const NO_SPEND: Spend = { tokens: 0, cost: 0 };
 
@@ -16,27 +16,7 @@ const NO_SPEND: Spend = { tokens: 0, cost: 0 };
  * are renewed with the replica's leases and expire with them: a replica that
  * dies gives its reservations back within the lease time.
  */
-export class PostgresBudgetLedger implements BudgetLedger {
-  private timer: NodeJS.Timeout | null = null;
-
-  constructor(
-    private readonly pool: pg.Pool,
-    private readonly url: string,
-    private readonly owner: string,
-    private readonly ttlMs: number,
-  ) {}
-
-  /** Starts renewing this replica's holds (every third of the lease time). */
-  start(): void {
-    this.timer = setInterval(() => void this.renew(), Math.max(100, Math.floor(this.ttlMs / 3)));
-    this.timer.unref();
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-  }
-
+export class PostgresBudgetLedger extends LeasedRows implements BudgetLedger {
   async reserve(key: string, amount: Spend, limit: SpendLimit, seed?: () => Spend): Promise<LedgerReservation> {
     // What the key spent before any replica charged it (a session's earlier turns); ignored once its row exists.
     const start = seed?.() ?? NO_SPEND;
@@ -79,6 +59,18 @@ export class PostgresBudgetLedger implements BudgetLedger {
     return row ? { tokens: row.tokens, cost: row.cost } : { ...actual };
   }
 
+  async chargeSeconds(key: string, seconds: number): Promise<number> {
+    const result = await query<{ seconds: number }>(
+      this.pool,
+      this.url,
+      `INSERT INTO openprogram_budget_spend AS b (key, seconds) VALUES ($1, $2)
+       ON CONFLICT (key) DO UPDATE SET seconds = b.seconds + EXCLUDED.seconds, updated_at = now()
+       RETURNING seconds`,
+      [key, seconds],
+    );
+    return result.rows[0]?.seconds ?? seconds;
+  }
+
   /** What a key has spent (settled), or null when no replica has charged it yet. */
   async spent(key: string): Promise<Spend | null> {
     const result = await query<{ tokens: number; cost: number }>(
@@ -91,7 +83,7 @@ export class PostgresBudgetLedger implements BudgetLedger {
   }
 
   /** Keeps this replica's holds alive (best effort: a renewal that fails lets them expire, as a dead replica's). */
-  private async renew(): Promise<void> {
+  async renew(): Promise<void> {
     try {
       await query(
         this.pool,

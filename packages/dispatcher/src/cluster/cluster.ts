@@ -9,6 +9,7 @@ import type { ReadinessCheck } from "../readiness.js";
 import { ClusterBus, type BusMessage } from "./bus.js";
 import { CommandForwarding, type ForwardedCommand } from "./forwarding.js";
 import { PostgresBudgetLedger } from "./budget-ledger.js";
+import { PostgresCapacity } from "./capacity.js";
 import { SessionLeases } from "./leases.js";
 import { migrate } from "./migrations.js";
 import { RemoteTurnMirror } from "./mirror.js";
@@ -58,6 +59,8 @@ export class Cluster {
   readonly leases: SessionLeases;
   /** Session and program budgets, shared by the replicas. */
   readonly budgetLedger: PostgresBudgetLedger;
+  /** Provider capacity (`limits`), shared by the replicas. */
+  readonly capacity: PostgresCapacity;
   readonly mirror = new RemoteTurnMirror();
   readonly registry: ReplicaRegistry;
   private readonly forwarding: CommandForwarding;
@@ -76,6 +79,7 @@ export class Cluster {
     this.where = redactUrl(settings.postgresUrl);
     this.leases = new SessionLeases(pool, settings.postgresUrl, replicaId, settings.leaseTtlMs);
     this.budgetLedger = new PostgresBudgetLedger(pool, settings.postgresUrl, replicaId, settings.leaseTtlMs);
+    this.capacity = new PostgresCapacity(pool, settings.postgresUrl, replicaId, settings.leaseTtlMs);
     this.registry = new ReplicaRegistry(pool, settings.postgresUrl, replicaId, settings.leaseTtlMs, (gone) => {
       for (const replica of gone)
         log.warn("replica_gone", {
@@ -154,6 +158,7 @@ export class Cluster {
     this.removeLiveness = addOtherHostLiveness(this.registry.liveness);
     this.leases.start();
     this.budgetLedger.start();
+    this.capacity.start();
     this.log.info("cluster_joined", {
       replica: this.replicaId,
       database: this.where,
@@ -200,6 +205,7 @@ export class Cluster {
   async close(): Promise<void> {
     this.leases.stop();
     this.budgetLedger.stop();
+    this.capacity.stop();
     this.removeLiveness?.();
     await this.registry.leave();
     await this.bus.close();

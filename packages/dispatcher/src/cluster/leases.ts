@@ -1,7 +1,7 @@
 import { SessionBusyError } from "@openprogram/session-context";
-import type pg from "pg";
 import { LeaseLostError } from "../errors.js";
 import { query } from "./pool.js";
+import { LeasedRows } from "./renewal.js";
 
 /** What the lease holder is told when its lease ends before the turn does. */
 export type OnLeaseLost = (error: LeaseLostError) => void;
@@ -20,27 +20,8 @@ interface Held {
  * that finds a row gone, or that cannot reach the database before the lease
  * may have expired, tells the turn (LeaseLostError) so that it stops writing.
  */
-export class SessionLeases {
+export class SessionLeases extends LeasedRows {
   private readonly held = new Map<string, Held>();
-  private timer: NodeJS.Timeout | null = null;
-
-  constructor(
-    private readonly pool: pg.Pool,
-    private readonly url: string,
-    private readonly owner: string,
-    private readonly ttlMs: number,
-  ) {}
-
-  /** Starts renewing. */
-  start(): void {
-    this.timer = setInterval(() => void this.renew(), Math.max(100, Math.floor(this.ttlMs / 3)));
-    this.timer.unref();
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-  }
 
   /** Takes the session's lease, or throws SessionBusyError naming the replica that holds it. */
   async acquire(sessionId: string, onLost: OnLeaseLost): Promise<void> {

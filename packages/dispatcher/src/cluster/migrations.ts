@@ -91,6 +91,63 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
         RETURN QUERY SELECT true, NULL::text, s_tokens + h_tokens;
       END $$;`,
   },
+  {
+    // Issue 36, the rest: wall time per key (a program's turns' seconds per day), and provider capacity shared by
+    // the replicas: a row per request, in flight until released or until its replica's lease on it expires (a
+    // dead replica's requests stop counting as in flight; they still began within their minute).
+    version: 5,
+    sql: `
+      ALTER TABLE openprogram_budget_spend ADD COLUMN seconds double precision NOT NULL DEFAULT 0;
+      CREATE TABLE openprogram_capacity_slots (
+        id uuid PRIMARY KEY,
+        key text NOT NULL,
+        owner text NOT NULL,
+        tokens double precision NOT NULL,
+        started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+        in_flight boolean NOT NULL DEFAULT true,
+        expires_at timestamptz NOT NULL
+      );
+      CREATE INDEX openprogram_capacity_slots_key ON openprogram_capacity_slots (key, started_at);
+      CREATE INDEX openprogram_capacity_slots_owner ON openprogram_capacity_slots (owner) WHERE in_flight;
+      -- One round trip per request: the key locked for the transaction, expired slots let go, the slot taken if
+      -- every limit has room. clock_timestamp(), not now(): the time after the lock was granted.
+      CREATE FUNCTION openprogram_capacity_acquire(
+        p_key text, p_id uuid, p_owner text, p_tokens float8,
+        p_max_concurrent integer, p_requests_per_minute integer, p_tokens_per_minute float8, p_ttl_ms integer
+      ) RETURNS TABLE (granted boolean, full_limit text) LANGUAGE plpgsql AS $$
+      DECLARE
+        t timestamptz; n_flight integer; n_window integer; t_window float8;
+      BEGIN
+        PERFORM pg_advisory_xact_lock(hashtext('openprogram_capacity'), hashtext(p_key));
+        t := clock_timestamp();
+        UPDATE openprogram_capacity_slots c SET in_flight = false
+          WHERE c.key = p_key AND c.in_flight AND c.expires_at < t;
+        DELETE FROM openprogram_capacity_slots c
+          WHERE c.key = p_key AND NOT c.in_flight AND c.started_at <= t - interval '1 minute';
+        IF p_max_concurrent IS NOT NULL THEN
+          SELECT count(*) INTO n_flight FROM openprogram_capacity_slots c WHERE c.key = p_key AND c.in_flight;
+          IF n_flight >= p_max_concurrent THEN
+            RETURN QUERY SELECT false, 'maxConcurrent'::text;
+            RETURN;
+          END IF;
+        END IF;
+        IF p_requests_per_minute IS NOT NULL OR p_tokens_per_minute IS NOT NULL THEN
+          SELECT count(*), coalesce(sum(c.tokens), 0) INTO n_window, t_window FROM openprogram_capacity_slots c
+            WHERE c.key = p_key AND c.started_at > t - interval '1 minute';
+          IF p_requests_per_minute IS NOT NULL AND n_window >= p_requests_per_minute THEN
+            RETURN QUERY SELECT false, 'requestsPerMinute'::text;
+            RETURN;
+          END IF;
+          IF p_tokens_per_minute IS NOT NULL AND n_window > 0 AND t_window + p_tokens > p_tokens_per_minute THEN
+            RETURN QUERY SELECT false, 'tokensPerMinute'::text;
+            RETURN;
+          END IF;
+        END IF;
+        INSERT INTO openprogram_capacity_slots (id, key, owner, tokens, started_at, expires_at)
+          VALUES (p_id, p_key, p_owner, p_tokens, t, t + p_ttl_ms * interval '1 millisecond');
+        RETURN QUERY SELECT true, NULL::text;
+      END $$;`,
+  },
 ];
 
 export const SCHEMA_VERSION = Math.max(...MIGRATIONS.map((step) => step.version));

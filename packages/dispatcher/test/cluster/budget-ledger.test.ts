@@ -193,3 +193,21 @@ describe("budgets across replicas in PostgreSQL", () => {
     );
   });
 });
+
+describe("wall time across replicas in PostgreSQL", () => {
+  it("a program's seconds are one sum: every replica's turns add theirs atomically, and each sees the total", async () => {
+    const [first, second] = [replica("t1"), replica("t2")];
+    const key = "program:slow:2026-12-04";
+    expect(await first.chargeSeconds(key, 0.5)).toBe(0.5);
+    expect(await second.chargeSeconds(key, 0.25)).toBe(0.75);
+    const totals = await Promise.all(
+      Array.from({ length: 20 }, (_, n) => (n % 2 === 0 ? first : second).chargeSeconds(key, 0.25)),
+    );
+    expect(Math.max(...totals)).toBe(5.75);
+    expect(new Set(totals).size).toBe(20); // no two charges saw the same total: none was lost
+    const row = await database.sql<{ seconds: number }>("SELECT seconds FROM openprogram_budget_spend WHERE key = $1", [
+      key,
+    ]);
+    expect(row.rows[0]?.seconds).toBe(5.75);
+  });
+});

@@ -13,6 +13,7 @@ const RAISE: Record<BudgetScope, Partial<Record<BudgetDimension, string>> & { co
   session: {
     tokens: "--max-session-tokens",
     cost: "--max-session-cost",
+    seconds: "--max-session-seconds",
     config: '"budgets": { "session": ... } in openprogram.config.json',
   },
   program: { config: '"budgets": { "program": ... } in openprogram.config.json (it also starts over each day)' },

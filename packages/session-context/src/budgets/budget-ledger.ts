@@ -30,11 +30,17 @@ export interface BudgetLedger {
   reserve(key: string, amount: Spend, limit: SpendLimit, seed?: () => Spend): Promise<LedgerReservation>;
   /** Replaces a reservation with what the call actually used; resolves to the key's total spent since. */
   settle(key: string, id: string, actual: Spend): Promise<Spend>;
+  /**
+   * Adds wall time that passed (a program's turns' seconds: time is spent, never reserved) to `key`; resolves to
+   * the key's total seconds since, every caller's included.
+   */
+  chargeSeconds(key: string, seconds: number): Promise<number>;
 }
 
 /** A ledger in this process's memory: one process's turns share it (the default for program budgets). */
 export class MemoryBudgetLedger implements BudgetLedger {
   private readonly entries = new Map<string, { spent: Spend; held: Map<string, Spend> }>();
+  private readonly seconds = new Map<string, number>();
 
   reserve(key: string, amount: Spend, limit: SpendLimit, seed?: () => Spend): Promise<LedgerReservation> {
     let entry = this.entries.get(key);
@@ -62,5 +68,11 @@ export class MemoryBudgetLedger implements BudgetLedger {
     entry.spent.tokens += actual.tokens;
     entry.spent.cost += actual.cost;
     return Promise.resolve({ ...entry.spent });
+  }
+
+  chargeSeconds(key: string, seconds: number): Promise<number> {
+    const total = (this.seconds.get(key) ?? 0) + seconds;
+    this.seconds.set(key, total);
+    return Promise.resolve(total);
   }
 }

@@ -14,12 +14,15 @@ export interface BudgetLimit {
   tokens?: number | undefined;
   /** US dollars, priced with the configured price table (a model without a price fails before its call). */
   cost?: number | undefined;
-  /** Wall time, checked before and after each model call (exec and turn scopes only). */
+  /**
+   * Wall time in seconds, checked before and after each model call: an exec's or a turn's since it began, a
+   * session's turns' over its life (what earlier turns recorded counts), a program's turns' per day.
+   */
   seconds?: number | undefined;
 }
 
-/** The program scope: tokens and cost per calendar day in a named time zone. */
-export interface ProgramBudgetLimit extends Omit<BudgetLimit, "seconds"> {
+/** The program scope: tokens, cost and its turns' wall time per calendar day in a named time zone. */
+export interface ProgramBudgetLimit extends BudgetLimit {
   /** IANA time zone whose midnight starts a new day (default "UTC"). */
   timeZone?: string | undefined;
   /** Which program the day's spending is counted for (default: the turn's program ref, else "default"). */
@@ -36,8 +39,8 @@ export interface Budgets {
   exec?: BudgetLimit | undefined;
   /** One turn. */
   turn?: BudgetLimit | undefined;
-  /** One session over its life (tokens and cost; what earlier turns recorded counts). */
-  session?: Omit<BudgetLimit, "seconds"> | undefined;
+  /** One session over its life (what earlier turns recorded counts; seconds: the time its turns ran). */
+  session?: BudgetLimit | undefined;
   /** One program per calendar day. */
   program?: ProgramBudgetLimit | undefined;
   /**

@@ -37,7 +37,15 @@ export class CallBudget {
     private readonly where: { provider: string; sessionId: string },
   ) {
     this.scopesOfExec = execLimit
-      ? [{ scope: "exec", limit: execLimit, ledger: new MemoryBudgetLedger(), key: "exec", started: this.started }]
+      ? [
+          {
+            scope: "exec",
+            limit: execLimit,
+            ledger: new MemoryBudgetLedger(),
+            key: "exec",
+            secondsPassed: () => (performance.now() - this.started) / 1000,
+          },
+        ]
       : [];
   }
 
@@ -62,7 +70,7 @@ export class CallBudget {
   async reserve(request: ModelRequest, signal: AbortSignal): Promise<BudgetHold> {
     this.throwIfCrossed();
     const scopes = [...this.scopesOfExec, ...(this.turn?.scopes() ?? [])];
-    for (const scope of scopes) this.checkTime(scope, "before");
+    for (const scope of scopes) if (scope.limit.seconds !== undefined) await this.checkTime(scope, "before");
     const priced = scopes.find((scope) => scope.limit.cost !== undefined);
     const price = priced ? this.priceOf(request.model, priced) : null;
     const capacity = this.limits?.capacityOf(this.where.provider, request.model) ?? null;
@@ -108,7 +116,7 @@ export class CallBudget {
               this.crossed ??= new BudgetExceededError(scope.scope, dimension, limit, total[dimension], 0);
           }
         });
-        for (const scope of scopes) this.checkTime(scope, "after");
+        for (const scope of scopes) if (scope.limit.seconds !== undefined) await this.checkTime(scope, "after");
       },
     };
   }
@@ -119,10 +127,10 @@ export class CallBudget {
   }
 
   /** Wall time: a call may not start once the limit is reached; one that ended past it stops the exec. */
-  private checkTime(scope: ScopeLedger, when: "before" | "after"): void {
+  private async checkTime(scope: ScopeLedger, when: "before" | "after"): Promise<void> {
     const seconds = scope.limit.seconds;
     if (seconds === undefined) return;
-    const elapsed = (performance.now() - scope.started) / 1000;
+    const elapsed = await scope.secondsPassed();
     if (when === "before" && elapsed >= seconds)
       throw new BudgetExceededError(scope.scope, "seconds", seconds, elapsed, 0);
     if (when === "after" && elapsed > seconds)

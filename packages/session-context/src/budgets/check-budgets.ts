@@ -4,8 +4,8 @@ import type { BudgetLimit, Budgets } from "./budget-types.js";
 const DIMENSIONS: Record<string, readonly string[]> = {
   exec: ["tokens", "cost", "seconds"],
   turn: ["tokens", "cost", "seconds"],
-  session: ["tokens", "cost"],
-  program: ["tokens", "cost", "timeZone", "name"],
+  session: ["tokens", "cost", "seconds"],
+  program: ["tokens", "cost", "seconds", "timeZone", "name"],
 };
 
 /** Budgets as given in code or configuration, checked: unknown scopes or limits and non-numbers are refused, not ignored. */

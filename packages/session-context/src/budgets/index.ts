@@ -7,10 +7,13 @@ export {
   checkLimits,
   ProviderLimits,
   sharedProviderLimits,
+  type CapacityAnswer,
   type CapacityLimit,
   type CapacitySlot,
+  type CapacityStore,
   type KeyCapacity,
   type LimitsConfig,
+  type ProviderLimitsOptions,
 } from "./provider-limits.js";
 export { hasBudgets, mergeBudgets, resolveBudgetConfig, type BudgetConfig } from "./budget-config.js";
 export { CallBudget, spendWithin, type BudgetHold } from "./call-budget.js";

@@ -23,12 +23,38 @@ export interface CapacitySlot {
   release(usedTokens: number | null): void;
 }
 
+/** A store's answer to a request for room. */
+export type CapacityAnswer = { granted: true; id: string } | { granted: false; limit: string };
+
+/**
+ * Where a provider's capacity is counted when several processes share it (a
+ * cluster's replicas: the dispatcher's PostgreSQL store): the port. Each
+ * process still queues its own callers fairly; the store decides, atomically
+ * across processes, whether there is room for the one at the head.
+ */
+export interface CapacityStore {
+  /** Takes room for one request of `tokens` under `key` when every limit of `limit` has it, atomically. */
+  tryAcquire(key: string, limit: CapacityLimit, tokens: number): Promise<CapacityAnswer>;
+  /** Gives a request's room back, with the tokens it used (null: keep its estimate within its minute). */
+  release(id: string, usedTokens: number | null): Promise<void>;
+}
+
+/** How a ProviderLimits counts: alone (this process's memory), or with other processes through a store. */
+export interface ProviderLimitsOptions {
+  store?: CapacityStore | undefined;
+  /** How often a caller waiting on the store asks again when room may have been freed elsewhere (default 50 ms). */
+  pollMs?: number | undefined;
+}
+
 const MINUTE_MS = 60_000;
 const DEFAULT_WAIT_SECONDS = 60;
+const DEFAULT_POLL_MS = 50;
 
 interface Waiter {
   sessionId: string;
   tokens: number;
+  /** The limit the store last found full for it (what its RateLimitedError names). */
+  full?: string;
   grant: (slot: CapacitySlot) => void;
   fail: (error: Error) => void;
 }
@@ -42,15 +68,21 @@ export class KeyCapacity {
   private readonly queues = new Map<string, Waiter[]>();
   private lastServed: string | null = null;
   private timer: NodeJS.Timeout | null = null;
+  /** A store's answer is awaited (one at a time: the head of the queue asks, in its turn). */
+  private asking = false;
+  private pollTimer: NodeJS.Timeout | null = null;
 
   constructor(
     readonly key: string,
     readonly limit: CapacityLimit,
+    private readonly store: CapacityStore | null = null,
+    private readonly pollMs = DEFAULT_POLL_MS,
   ) {}
 
   acquire(sessionId: string, tokens: number, signal: AbortSignal): Promise<CapacitySlot> {
     if (signal.aborted) return Promise.reject(new CancelledError(signal.reason));
-    if (this.waiting() === 0 && this.blockedBy(tokens) === null) return Promise.resolve(this.take(sessionId, tokens));
+    if (!this.store && this.waiting() === 0 && this.blockedBy(tokens) === null)
+      return Promise.resolve(this.take(sessionId, tokens, null));
     const started = performance.now();
     return new Promise<CapacitySlot>((resolve, reject) => {
       const waiter: Waiter = {
@@ -69,7 +101,7 @@ export class KeyCapacity {
       const deadline = setTimeout(() => {
         this.remove(waiter);
         const waited = (performance.now() - started) / 1000;
-        waiter.fail(new RateLimitedError(this.key, this.blockedBy(tokens) ?? "queue", waited));
+        waiter.fail(new RateLimitedError(this.key, this.blockedBy(tokens) ?? waiter.full ?? "queue", waited));
       }, seconds * 1000);
       const onAbort = (): void => {
         this.remove(waiter);
@@ -107,7 +139,7 @@ export class KeyCapacity {
     return null;
   }
 
-  private take(sessionId: string, tokens: number): CapacitySlot {
+  private take(sessionId: string, tokens: number, storeId: string | null): CapacitySlot {
     this.inFlight++;
     this.lastServed = sessionId;
     const entry = { at: performance.now(), tokens };
@@ -119,7 +151,15 @@ export class KeyCapacity {
         released = true;
         this.inFlight--;
         if (usedTokens !== null) entry.tokens = usedTokens;
-        this.pump();
+        if (storeId === null || !this.store) {
+          this.pump();
+          return;
+        }
+        // The next caller asks the store once it has the room back (a failed release expires with its lease).
+        void this.store
+          .release(storeId, usedTokens)
+          .catch(() => undefined)
+          .finally(() => this.pump());
       },
     };
   }
@@ -135,9 +175,60 @@ export class KeyCapacity {
         if (blocked !== "maxConcurrent") this.wakeAt(this.window[0]);
         return;
       }
+      if (this.store) {
+        this.askStore(this.store, next);
+        return;
+      }
       this.remove(next);
-      next.grant(this.take(next.sessionId, next.tokens));
+      next.grant(this.take(next.sessionId, next.tokens, null));
     }
+  }
+
+  /** Asks the store for room for the head of the queue; refused, asks again after `pollMs` (room frees elsewhere). */
+  private askStore(store: CapacityStore, next: Waiter): void {
+    if (this.asking) return;
+    this.asking = true;
+    store.tryAcquire(this.key, this.limit, next.tokens).then(
+      (answer) => {
+        this.asking = false;
+        if (!answer.granted) {
+          next.full = answer.limit;
+          this.pollLater();
+          return;
+        }
+        if (!this.isWaiting(next)) {
+          // It gave up (its wait ended, or it was cancelled) while the store answered: the room goes back.
+          void store.release(answer.id, null).catch(() => undefined);
+        } else {
+          this.remove(next);
+          next.grant(this.take(next.sessionId, next.tokens, answer.id));
+        }
+        this.pump();
+      },
+      (error: unknown) => {
+        this.asking = false;
+        // Nobody can count the capacity now: the call fails at once rather than waiting out its time.
+        if (this.isWaiting(next)) {
+          this.remove(next);
+          next.fail(error instanceof Error ? error : new Error(String(error)));
+        }
+        this.pump();
+      },
+    );
+  }
+
+  private pollLater(): void {
+    if (this.pollTimer) return;
+    this.pollTimer = setTimeout(() => {
+      this.pollTimer = null;
+      this.pump();
+    }, this.pollMs);
+    // The waiters' own deadlines keep the process alive while anyone waits.
+    this.pollTimer.unref();
+  }
+
+  private isWaiting(waiter: Waiter): boolean {
+    return this.queues.get(waiter.sessionId)?.includes(waiter) ?? false;
   }
 
   /** The first waiter of the session after the one served last, in the order sessions began waiting. */
@@ -188,7 +279,11 @@ export class KeyCapacity {
 export class ProviderLimits {
   private readonly keys = new Map<string, KeyCapacity>();
 
-  constructor(readonly config: LimitsConfig) {
+  /** With `options.store`, the limits hold across every process that shares the store (a cluster's replicas). */
+  constructor(
+    readonly config: LimitsConfig,
+    private readonly options: ProviderLimitsOptions = {},
+  ) {
     checkLimits(config);
   }
 
@@ -201,7 +296,16 @@ export class ProviderLimits {
         : null;
     if (key === null) return null;
     let capacity = this.keys.get(key);
-    if (!capacity) this.keys.set(key, (capacity = new KeyCapacity(key, this.config[key] as CapacityLimit)));
+    if (!capacity)
+      this.keys.set(
+        key,
+        (capacity = new KeyCapacity(
+          key,
+          this.config[key] as CapacityLimit,
+          this.options.store ?? null,
+          this.options.pollMs ?? DEFAULT_POLL_MS,
+        )),
+      );
     return capacity;
   }
 

@@ -1,5 +1,6 @@
 import type { SessionDB } from "../store/session-db.js";
 import { storeInternals } from "../store/store-internals.js";
+import type { SessionNode } from "../store/types.js";
 import { resolvePriceTable, type PriceTable } from "../usage/price-table.js";
 import { sessionUsageOf } from "../usage/session-usage.js";
 import { MemoryBudgetLedger, type BudgetLedger } from "./budget-ledger.js";
@@ -14,8 +15,8 @@ export interface ScopeLedger {
   key: string;
   /** What the key spent before this ledger saw it (a session's earlier turns). */
   seed?: () => Spend;
-  /** performance.now() when the scope began (wall-time limits). */
-  started: number;
+  /** The wall time the scope has used, in seconds (asked only when the limit has `seconds`). */
+  secondsPassed: () => number | Promise<number>;
 }
 
 /** Program budgets of this process when no shared ledger is given: its turns share them. */
@@ -31,7 +32,9 @@ export class TurnBudget {
   readonly started = performance.now();
   private readonly own = new MemoryBudgetLedger();
   private priceTable: PriceTable | null;
-  private sessionSeed: Spend | null = null;
+  private recorded: { spend: Spend; seconds: number } | null = null;
+  /** performance.now() up to which this turn's time was added to the program's day (program seconds). */
+  private chargedUntil = this.started;
 
   constructor(
     readonly budgets: Budgets,
@@ -48,37 +51,84 @@ export class TurnBudget {
 
   /** The turn, session and program scopes that have limits, in that order. */
   scopes(now = new Date()): ScopeLedger[] {
-    const { turn, session, program } = this.budgets;
+    const { turn, session } = this.budgets;
     const scopes: ScopeLedger[] = [];
-    if (turn) scopes.push({ scope: "turn", limit: turn, ledger: this.own, key: "turn", started: this.started });
+    if (turn)
+      scopes.push({ scope: "turn", limit: turn, ledger: this.own, key: "turn", secondsPassed: () => this.elapsed() });
     if (session)
       scopes.push({
         scope: "session",
         limit: session,
         ledger: this.budgets.ledger ?? this.own,
         key: `session:${this.where.sessionId}`,
-        seed: () => (this.sessionSeed ??= this.recordedSessionSpend()),
-        started: this.started,
+        seed: () => this.recordedSpend().spend,
+        // One turn of a session runs at a time (its lease): what earlier turns recorded, plus this one so far.
+        secondsPassed: () => this.recordedSpend().seconds + this.elapsed(),
       });
-    if (program) {
-      const name = program.name ?? this.where.program() ?? "default";
-      scopes.push({
-        scope: "program",
-        limit: program,
-        ledger: this.budgets.ledger ?? processLedger,
-        key: `program:${name}:${dayIn(program.timeZone ?? "UTC", now)}`,
-        started: this.started,
-      });
-    }
+    const program = this.programScope(now);
+    if (program) scopes.push(program);
     return scopes;
   }
 
-  /** What the session's record says it spent (tokens, and cost where its models have prices). */
-  private recordedSessionSpend(): Spend {
+  /**
+   * Adds the turn's time not yet counted to its program's day, when a program wall-time budget applies: called
+   * once the turn ends, so the time after its last model call counts too.
+   */
+  async close(): Promise<void> {
+    const program = this.programScope(new Date());
+    if (program?.limit.seconds !== undefined) await program.secondsPassed();
+  }
+
+  /** Seconds since the turn began. */
+  private elapsed(): number {
+    return (performance.now() - this.started) / 1000;
+  }
+
+  private programScope(now: Date): ScopeLedger | null {
+    const program = this.budgets.program;
+    if (!program) return null;
+    const name = program.name ?? this.where.program() ?? "default";
+    const ledger = this.budgets.ledger ?? processLedger;
+    const key = `program:${name}:${dayIn(program.timeZone ?? "UTC", now)}`;
+    return {
+      scope: "program",
+      limit: program,
+      ledger,
+      key,
+      // Concurrent turns of the program each add their own time: the day's total is the sum of its turns' time.
+      secondsPassed: () => {
+        const until = performance.now();
+        const seconds = (until - this.chargedUntil) / 1000;
+        this.chargedUntil = until;
+        return ledger.chargeSeconds(key, seconds);
+      },
+    };
+  }
+
+  /**
+   * What the session's record says it spent before this turn (read once): tokens, cost where its models have
+   * prices, and the time its top-level calls and replies ran (each records its `duration_seconds`).
+   */
+  private recordedSpend(): { spend: Spend; seconds: number } {
+    if (this.recorded) return this.recorded;
     const { db, sessionId } = this.where;
-    if (!storeInternals(db).exists(sessionId)) return { tokens: 0, cost: 0 };
+    if (!storeInternals(db).exists(sessionId)) return (this.recorded = { spend: { tokens: 0, cost: 0 }, seconds: 0 });
     const ordered = storeInternals(db).snapshotSync(sessionId).ordered;
     const total = sessionUsageOf(sessionId, ordered, this.prices).total;
-    return { tokens: total.inputTokens + total.outputTokens, cost: total.cost ?? 0 };
+    return (this.recorded = {
+      spend: { tokens: total.inputTokens + total.outputTokens, cost: total.cost ?? 0 },
+      seconds: recordedSeconds(ordered),
+    });
   }
+}
+
+/** The wall time of a session's turns from its record: the durations of its top-level calls and replies. */
+function recordedSeconds(ordered: readonly SessionNode[]): number {
+  let seconds = 0;
+  for (const node of ordered) {
+    if (node.caller !== "" || (node.role !== "code" && node.role !== "llm")) continue;
+    const duration = node.metadata.duration_seconds;
+    if (typeof duration === "number" && Number.isFinite(duration) && duration > 0) seconds += duration;
+  }
+  return seconds;
 }

@@ -1,7 +1,6 @@
 import { InvalidInputError, hasErrorCode, isCancellation } from "../errors.js";
 import { TurnBudget } from "../budgets/turn-budget.js";
 import { sharedProviderLimits, type LimitsConfig } from "../budgets/provider-limits.js";
-import type { Budgets } from "../budgets/budget-types.js";
 import { assertValidSessionId, mintTurnId } from "../ids.js";
 import { resolveRuntime } from "../runtime/resolve-runtime.js";
 import { SessionNodeWriter } from "../store/node-writer.js";
@@ -102,6 +101,10 @@ export async function sessionContext<T>(
   // A turn owned here is one trace under its own root span; a joined turn's spans hang under the caller's span.
   const traceParent = joinsOuter ? null : parentContextOf(options.traceparent ?? carrier?.traceparent);
   const turnSpan = traceParent && turn.owner ? startTurnSpan(traceParent, { sessionId, turnId: turn.turnId }) : null;
+  const givenBudgets = joinsOuter ? undefined : (options.budgets ?? remote?.budgets);
+  const ownBudget = givenBudgets
+    ? new TurnBudget(givenBudgets, { db, sessionId, program: () => turn.program?.ref ?? null })
+    : null;
   const context: ActiveContext = Object.freeze({
     protocol: CONTEXT_PROTOCOL,
     db,
@@ -120,15 +123,7 @@ export async function sessionContext<T>(
     setStatus,
     trace: joinsOuter ? outer.trace : (turnSpan?.context ?? traceParent ?? undefined),
     approveTools: options.approveTools ?? outer?.approveTools ?? remote?.approveTools ?? false,
-    budget: joinsOuter
-      ? (outer.budget ?? null)
-      : (options.budgets ?? remote?.budgets)
-        ? new TurnBudget((options.budgets ?? remote?.budgets) as Budgets, {
-            db,
-            sessionId,
-            program: () => turn.program?.ref ?? null,
-          })
-        : (outer?.budget ?? null),
+    budget: ownBudget ?? outer?.budget ?? null,
     limits:
       (options.limits ?? remote?.limits)
         ? sharedProviderLimits((options.limits ?? remote?.limits) as LimitsConfig)
@@ -153,6 +148,15 @@ export async function sessionContext<T>(
   } catch (error) {
     outcome = { ok: false, error };
   }
+  // The turn's time after its last model call counts toward its program's day too (program wall-time budgets).
+  await ownBudget?.close().catch((error: unknown) => {
+    process.emitWarning(
+      `Could not count turn ${turn.turnId}'s time to its program budget: ${(error as Error).message}`,
+      {
+        code: "OPENPROGRAM_BUDGET_TIME",
+      },
+    );
+  });
   if (endsTurn && (turn.began || turn.delegated)) {
     const status: SessionStatus = outcome.ok || isCancellation(outcome.error) ? "idle" : "failed";
     try {

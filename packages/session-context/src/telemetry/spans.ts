@@ -215,12 +215,13 @@ export function failSpan(span: Span, error: unknown, options: { cancelled?: bool
     const type = typeof code === "string" ? code : error instanceof Error ? error.name : "_OTHER";
     span.setAttribute("error.type", options.cancelled ? "cancelled" : type);
     // A call a budget stopped says which one (BudgetExceededError's fields).
-    const { scope, dimension, limit } = (error ?? {}) as { scope?: unknown; dimension?: unknown; limit?: unknown };
+    const { scope, dimension, limit, spent } = (error ?? {}) as Record<string, unknown>;
     if (type === "budget_exceeded" && typeof scope === "string" && typeof dimension === "string")
       span.setAttributes({
         "openprogram.budget.scope": scope,
         "openprogram.budget.dimension": dimension,
         ...(typeof limit === "number" ? { "openprogram.budget.limit": limit } : {}),
+        ...(typeof spent === "number" ? { "openprogram.budget.spent": spent } : {}),
       });
     if (!options.cancelled && tracesErrorMessages()) {
       span.recordException(error instanceof Error ? error : String(error));

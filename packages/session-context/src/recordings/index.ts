@@ -35,3 +35,4 @@ export {
   ReplayExhaustedError,
   ReplayMismatchError,
 } from "./recording-errors.js";
+export { findRecordings, recordingTotals, unreferencedRecordings, type FoundRecording } from "./recording-files.js";

@@ -71,7 +71,9 @@ export class RelayedProvider implements ModelProvider {
 
 /** True when `provider` writes or reads a recording: a child process must relay its calls to it. */
 export function holdsRecording(provider: ModelProvider): boolean {
-  return provider instanceof RecordingProvider || provider instanceof ReplayProvider || provider instanceof RelayedProvider;
+  return (
+    provider instanceof RecordingProvider || provider instanceof ReplayProvider || provider instanceof RelayedProvider
+  );
 }
 
 /**

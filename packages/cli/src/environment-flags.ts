@@ -14,6 +14,8 @@ export interface EnvironmentFlags {
   record?: string;
   /** `--replay <file>`: as OPENPROGRAM_REPLAY (answer every model call from this recording, offline). */
   replay?: string;
+  /** `--replay-pace`: as OPENPROGRAM_REPLAY_PACE=1 (replay each call's events at the recorded pace). */
+  replayPace?: boolean;
 }
 
 /** Provider names `--provider` accepts (the core's names, its local-server aliases, and none). */
@@ -43,4 +45,9 @@ export function applyEnvironmentFlags(flags: EnvironmentFlags, env: NodeJS.Proce
   // Absolute, so a child process started elsewhere writes or reads the same file; one flag wins over both variables.
   if (flags.record !== undefined) [env.OPENPROGRAM_RECORD, env.OPENPROGRAM_REPLAY] = [resolve(cwd, flags.record), ""];
   if (flags.replay !== undefined) [env.OPENPROGRAM_REPLAY, env.OPENPROGRAM_RECORD] = [resolve(cwd, flags.replay), ""];
+  if (flags.replayPace === true) {
+    if (!env.OPENPROGRAM_REPLAY?.trim())
+      throw new Error("--replay-pace paces a replay: give the recording with --replay <file> (or OPENPROGRAM_REPLAY).");
+    env.OPENPROGRAM_REPLAY_PACE = "1";
+  }
 }

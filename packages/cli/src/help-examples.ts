@@ -52,8 +52,14 @@ export const HELP_EXAMPLES: Record<string, readonly string[]> = {
   sessions: ["openprogram sessions list --limit 10", "openprogram sessions tree session_0123456789"],
   "sessions list": ["openprogram sessions list", "openprogram sessions list --all --json"],
   recordings: [
+    "openprogram recordings list",
     "openprogram recordings show calls.jsonl",
     "openprogram recordings check test/__recordings__/tides.jsonl",
+  ],
+  "recordings list": ["openprogram recordings list", "openprogram recordings list test --json"],
+  "recordings prune": [
+    "openprogram recordings prune            # lists the recordings no test uses; removes nothing",
+    "openprogram recordings prune --yes      # removes them",
   ],
   "recordings show": ["openprogram recordings show calls.jsonl", "openprogram recordings show calls.jsonl --json"],
   "recordings check": [

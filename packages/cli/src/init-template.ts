@@ -2,6 +2,7 @@
 // (scripted replies named by the project's openprogram.config.json) and shows
 // the four things a new user wants to see: an agentic function calling the
 // model, one calling another, a question to the human, and a tool the model calls.
+import { INIT_RECORDING, INIT_RECORDING_NAME } from "./init-recording.js";
 import { cliVersion } from "./version.js";
 
 /** The program's file name: .mts is ESM whatever the package.json around it says (the one npm install writes has no "type"). */
@@ -47,6 +48,35 @@ export default agenticFunction(
 );
 `;
 
+/** The project's one test: the whole program, its model replies answered from a committed recording, offline. */
+export const TEST_FILE = "program.test.mts";
+
+/** The test and its recording: files init keeps when they are there already (as it keeps a package.json). */
+export const TEST_FILES: readonly string[] = [TEST_FILE, `__recordings__/${INIT_RECORDING_NAME}.jsonl`];
+
+const TEST = `// Runs the whole program with the model's replies answered from __recordings__/${INIT_RECORDING_NAME}.jsonl:
+// offline, no key, the same every time. If the program starts asking the model something else, the test fails
+// naming the first field that differs (replay_mismatch). Record it anew against the configured model, then
+// commit the file: OPENPROGRAM_RECORD=1 npx vitest run
+import { sessionContext } from "@openprogram/session-context";
+import { createScriptedAsker, createTempStore, useRecording } from "@openprogram/session-context/testing";
+import { expect, test } from "vitest";
+import writeOpening from "./program.mts";
+
+test("write_opening picks an angle for beginners, then writes a short opening", async () => {
+  const { runtime } = useRecording("${INIT_RECORDING_NAME}");
+  const store = createTempStore(); // sessions go to a temporary folder, removed after
+  try {
+    const asker = createScriptedAsker(["beginners"]); // the answer to askUser's question
+    const result = await sessionContext({ runtime, db: store.db, asker }, () => writeOpening({ topic: "tide pools" }));
+    expect(result.angle).toContain("Tide pools");
+    expect(result.opening.split(/\\s+/).length).toBeLessThan(60);
+  } finally {
+    store.cleanup();
+  }
+});
+`;
+
 const OPENING =
   "Twice a day the sea leaves, and a small city is left behind in the rocks. Crabs, anemones and snails keep it running until the water comes back. Here is how to visit without breaking anything.";
 
@@ -59,6 +89,8 @@ const REPLIES = [
 
 /** The zod the program's schema is written with (the range @openprogram/research depends on). */
 const ZOD_RANGE = "^4.6.7";
+/** The test runner of program.test.mts (the one this project's own tests use). */
+const VITEST_RANGE = "^4.1.12";
 
 /** Every file, by name relative to the project directory; `specs` says how to install each @openprogram package. */
 export function initFiles(projectName: string, specs: Record<string, string>): Record<string, string> {
@@ -67,11 +99,11 @@ export function initFiles(projectName: string, specs: Record<string, string>): R
     name: projectName,
     private: true,
     type: "module",
-    scripts: { start: `openprogram run ${PROGRAM_FILE}` },
+    scripts: { start: `openprogram run ${PROGRAM_FILE}`, test: "vitest run" },
     // The CLI lends its own copies when these are not installed; installing them gives editors the types.
     dependencies: { "@openprogram/session-context": core ?? `^${cliVersion()}`, zod: ZOD_RANGE },
     // The CLI needs the other four: none is on the registry yet, so each comes from where this CLI's came from.
-    devDependencies: tools,
+    devDependencies: { ...tools, vitest: VITEST_RANGE },
     // npm 11 asks before running a dependency's install script: esbuild's (under tsx, which loads program.mts)
     // only checks its platform binary. Allowed here, so that `npm install` runs it and says nothing.
     allowScripts: { esbuild: true },
@@ -80,6 +112,8 @@ export function initFiles(projectName: string, specs: Record<string, string>): R
     [PROGRAM_FILE]: PROGRAM,
     "replies.json": `${JSON.stringify(REPLIES, null, 2)}\n`,
     "openprogram.config.json": `${JSON.stringify({ provider: "scripted", script: "replies.json" }, null, 2)}\n`,
+    [TEST_FILE]: TEST,
+    [`__recordings__/${INIT_RECORDING_NAME}.jsonl`]: INIT_RECORDING,
     "package.json": `${JSON.stringify(manifest, null, 2)}\n`,
   };
 }
@@ -105,6 +139,7 @@ export function nextSteps({ relativeDir, wroteManifest, source }: NextStepsOptio
     lines.push(
       "  npm install                         # the packages package.json names",
       `  npm start                           # runs ${PROGRAM_FILE} offline on replies.json; it asks you one question`,
+      `  npm test                            # ${TEST_FILE}: the program replayed from __recordings__/, offline`,
     );
   else lines.push(`  npx openprogram run ${PROGRAM_FILE}     # runs offline on replies.json; it asks you one question`);
   lines.push(

@@ -43,6 +43,7 @@ Environment:
   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL
   OPENPROGRAM_SCRIPT    scripted replies (a JSON array) for offline runs and tests
   OPENPROGRAM_RECORD, OPENPROGRAM_REPLAY  a JSONL recording of model calls to write, or to answer from offline
+  OPENPROGRAM_REPLAY_PACE=1  replay each call's reply at the pace it was recorded
   OPENPROGRAM_MAX_INPUT_BYTES  the most read from --input-file and --answers (default 8388608, 8 MiB)
   A project's openprogram.config.json (nearest from here up to your home folder; files not yours or
   writable by others are passed over) and $OPENPROGRAM_HOME/config.json hold the same settings; the
@@ -91,14 +92,8 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
       action.error(`error [invalid_input]: ${(error as Error).message}`, { exitCode: 2, code: "invalid_input" });
     }
   });
-  const modelOptions = (command: Command): Command =>
+  const recordingOptions = (command: Command): Command =>
     command
-      .addOption(
-        new Option("--provider <name>", "use this provider (as OPENPROGRAM_PROVIDER, which it overrides)").choices(
-          PROVIDER_CHOICES,
-        ),
-      )
-      .option("--model <name>", "use this model (as OPENPROGRAM_MODEL, which it overrides)")
       .addOption(
         new Option(
           "--record <file>",
@@ -108,7 +103,21 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
       .option(
         "--replay <file>",
         "answer every model call from this recording, offline; a changed request fails naming the field (as OPENPROGRAM_REPLAY)",
+      )
+      .option(
+        "--replay-pace",
+        "with --replay: deliver each call's reply at the pace it was recorded, not at once (as OPENPROGRAM_REPLAY_PACE=1)",
       );
+  const modelOptions = (command: Command): Command =>
+    recordingOptions(
+      command
+        .addOption(
+          new Option("--provider <name>", "use this provider (as OPENPROGRAM_PROVIDER, which it overrides)").choices(
+            PROVIDER_CHOICES,
+          ),
+        )
+        .option("--model <name>", "use this model (as OPENPROGRAM_MODEL, which it overrides)"),
+    );
 
   const context = (command: Command): CommandContext => ({
     io,
@@ -167,7 +176,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
     .addHelpText("after", dynamic.runInputHelp ?? "")
     .action(lazy(traced(() => import("./commands/run.js").then((loaded) => loaded.runCommand))));
 
-  addBudgetOptions(program.command("resume"))
+  addBudgetOptions(recordingOptions(program.command("resume")))
     .description(
       "continue a session's interrupted, failed or waiting turn where it stopped (recorded calls are not run again)",
     )
@@ -186,8 +195,7 @@ export function buildProgram(io: CliIo, slot: ResultSlot, dynamic: DynamicHelp =
     )
     .action(lazy(traced(() => import("./commands/resume.js").then((loaded) => loaded.resumeCommand))));
 
-  program
-    .command("answer")
+  recordingOptions(program.command("answer"))
     .description("answer the question a session's turn waits for, and continue that turn")
     .argument("<session_id>", "the session")
     .argument("<value>", "the answer (with choices: one of them, or its number)")

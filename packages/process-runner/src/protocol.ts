@@ -1,7 +1,17 @@
 // The messages parent and child exchange over the IPC channel. Every message
 // carries CHANNEL so that a user program calling process.send itself cannot
 // be mistaken for the runner.
-import type { AskRequest, AskResponse, SerializedError, SessionEvent } from "@openprogram/session-context";
+import type {
+  AskRequest,
+  AskResponse,
+  ModelRequest,
+  ModelResponse,
+  RecordedCallError,
+  RelayedProviderInfo,
+  RuntimeDefaults,
+  SerializedError,
+  SessionEvent,
+} from "@openprogram/session-context";
 
 /** Tag on every runner message. */
 export const CHANNEL = "openprogram.process-runner";
@@ -20,6 +30,18 @@ export interface StartMessage {
   hasAsker: boolean;
   /** How long the child waits for its own work to settle after losing its parent. */
   graceMs: number;
+  /**
+   * The parent records or replays model calls (`--record`, `--replay`): the
+   * child sends each of its calls to the parent's provider instead of opening
+   * the recording itself. null: the child builds its runtime from configuration.
+   */
+  modelRelay?: ModelRelayStart | null;
+}
+
+/** The parent's runtime, as a child relaying its model calls rebuilds it. */
+export interface ModelRelayStart extends RelayedProviderInfo {
+  model: string;
+  defaults: RuntimeDefaults;
 }
 
 /** Abort the child's signal (graceful stop). */
@@ -38,8 +60,36 @@ export interface AnswerMessage {
   error?: SerializedError;
 }
 
+/** The request body the parent's provider made for a relayed call (before it went out). */
+export interface ModelBodyMessage {
+  type: "model_body";
+  callId: number;
+  body: string;
+}
+
+/** A streamed piece of a relayed call's reply, in order. */
+export interface ModelTextMessage {
+  type: "model_text";
+  callId: number;
+  text: string;
+}
+
+/** A relayed call's end: the reply, or the error it failed with. */
+export interface ModelEndMessage {
+  type: "model_end";
+  callId: number;
+  response?: ModelResponse;
+  error?: RecordedCallError;
+}
+
 /** Parent to child. */
-export type ParentMessage = StartMessage | AbortMessage | AnswerMessage;
+export type ParentMessage =
+  | StartMessage
+  | AbortMessage
+  | AnswerMessage
+  | ModelBodyMessage
+  | ModelTextMessage
+  | ModelEndMessage;
 
 /** A session event from the child's context, in order. */
 export interface EventMessage {
@@ -57,6 +107,29 @@ export interface AskMessage {
 export interface AskCancelMessage {
   type: "ask_cancel";
   questionId: string;
+}
+
+/** A model call for the parent's provider (the child relays its calls: StartMessage.modelRelay). */
+export interface ModelCallMessage {
+  type: "model_call";
+  /** The child's own number for the call, echoed in the parent's answers. */
+  callId: number;
+  request: ModelRequest;
+  /** Whether the caller streams. */
+  stream: boolean;
+}
+
+/** The child's caller gave up on a relayed call. */
+export interface ModelCancelMessage {
+  type: "model_cancel";
+  callId: number;
+  reason: string;
+}
+
+/** A resumed turn answered this many calls from its record: the parent's replay moves past them. */
+export interface ModelSkipMessage {
+  type: "model_skip";
+  count: number;
 }
 
 /** The function returned; `value` is absent when it returned undefined. */
@@ -92,6 +165,9 @@ export type ChildMessage =
   | EventMessage
   | AskMessage
   | AskCancelMessage
+  | ModelCallMessage
+  | ModelCancelMessage
+  | ModelSkipMessage
   | ResultMessage
   | ErrorMessage
   | LoadErrorMessage
@@ -109,12 +185,22 @@ const CHILD_TYPES: ReadonlySet<string> = new Set<ChildMessage["type"]>([
   "event",
   "ask",
   "ask_cancel",
+  "model_call",
+  "model_cancel",
+  "model_skip",
   "result",
   "error",
   "load_error",
   "unsendable_result",
 ]);
-const PARENT_TYPES: ReadonlySet<string> = new Set<ParentMessage["type"]>(["start", "abort", "answer"]);
+const PARENT_TYPES: ReadonlySet<string> = new Set<ParentMessage["type"]>([
+  "start",
+  "abort",
+  "answer",
+  "model_body",
+  "model_text",
+  "model_end",
+]);
 
 /** True for a runner message from the child (anything else on the channel is the user's). */
 export function isChildMessage(value: unknown): value is Tagged<ChildMessage> {

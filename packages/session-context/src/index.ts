@@ -127,7 +127,7 @@ export {
   type TrustedProject,
   type TrustedProjectStatus,
 } from "./runtime/project-trust.js";
-export { ModelRuntime } from "./runtime/model-runtime.js";
+export { ModelRuntime, type RuntimeDefaults } from "./runtime/model-runtime.js";
 export type { CompactionPort, WindowedPrompt } from "./runtime/compaction-port.js";
 export { contextWindowPolicy, type ContextWindowPolicyOptions } from "./compaction/window-policy.js";
 export { chat, type ChatOptions } from "./runtime/chat.js";
@@ -325,3 +325,4 @@ export {
 
 // Recording and replaying provider calls (offline tests)
 export * from "./recordings/index.js";
+export type { RecordedError as RecordedCallError } from "./recordings/recording-format.js";

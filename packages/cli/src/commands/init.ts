@@ -1,9 +1,9 @@
 import { closeSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
-import { basename, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { InvalidInputError } from "@openprogram/session-context";
 import type { CommandContext } from "../command-context.js";
 import { EXIT_CODES } from "../exit-codes.js";
-import { initFiles, nextSteps } from "../init-template.js";
+import { initFiles, nextSteps, TEST_FILES } from "../init-template.js";
 import { ownInstall } from "../own-install.js";
 import { cliVersion } from "../version.js";
 import { writeLine } from "../output.js";
@@ -24,15 +24,22 @@ export async function initCommand(dir: string | undefined, _flags: object, conte
     const exists = (name: string): boolean => statSync(join(target, name), { throwIfNoEntry: false }) !== undefined;
     const keptManifest = exists("package.json");
     if (keptManifest) delete files["package.json"];
+    // The project's own test and its recording are kept too when there (they are the user's), never a conflict.
+    const keptTests = TEST_FILES.filter(exists);
+    for (const name of keptTests) delete files[name];
     const taken = Object.keys(files).filter(exists);
     if (taken.length > 0)
       throw new InvalidInputError(
         `${target} already has ${taken.join(", ")}; init writes nothing over existing files. Choose a new directory: openprogram init <dir>.`,
       );
     mkdirSync(target, { recursive: true });
-    for (const [name, content] of Object.entries(files)) writeNew(join(target, name), content);
+    for (const [name, content] of Object.entries(files)) {
+      mkdirSync(dirname(join(target, name)), { recursive: true });
+      writeNew(join(target, name), content);
+    }
     writeLine(io.stdout, `Wrote ${Object.keys(files).join(", ")} in ${target}.`);
     if (keptManifest) writeLine(io.stdout, "Kept the package.json already there.");
+    if (keptTests.length > 0) writeLine(io.stdout, `Kept ${keptTests.join(", ")} already there.`);
     const steps = nextSteps({
       relativeDir: relative(io.cwd, target) || ".",
       wroteManifest: !keptManifest,

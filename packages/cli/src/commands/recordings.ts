@@ -1,7 +1,17 @@
-import { clipLine, readRecording, type RecordedCall, type Recording } from "@openprogram/session-context";
+import { rmSync } from "node:fs";
+import { relative, resolve } from "node:path";
+import {
+  clipLine,
+  findRecordings,
+  readRecording,
+  unreferencedRecordings,
+  type FoundRecording,
+  type RecordedCall,
+  type Recording,
+} from "@openprogram/session-context";
 import type { CommandContext } from "../command-context.js";
 import { EXIT_CODES } from "../exit-codes.js";
-import { writeJson, writeLine, writeText } from "../output.js";
+import { formatTimestamp, writeJson, writeLine, writeText } from "../output.js";
 import { reportFailure } from "../report.js";
 import { formatTable } from "../table.js";
 
@@ -104,4 +114,109 @@ function summary(call: RecordedCall): CallSummary {
     usage: { input_tokens: response?.usage?.inputTokens ?? null, output_tokens: response?.usage?.outputTokens ?? null },
     events: call.events.length,
   };
+}
+
+/** Flags of `openprogram recordings prune`. */
+export interface PruneFlags {
+  json?: boolean;
+  /** Remove them; without it, only say what would be removed. */
+  yes?: boolean;
+}
+
+/** `openprogram recordings list [dir]`: every recording under dir, with its calls, models, tokens, size and date. */
+export async function listRecordingsCommand(
+  dir: string | undefined,
+  flags: RecordingFlags,
+  context: CommandContext,
+): Promise<number> {
+  const root = resolve(context.io.cwd, dir ?? ".");
+  const found = findRecordings(root);
+  if (flags.json) {
+    writeJson(context.io.stdout, { dir: root, recordings: found.map((item) => foundJson(root, item)) });
+    return EXIT_CODES.ok;
+  }
+  if (found.length === 0) {
+    writeLine(context.io.stderr, `No recordings under ${root} (a recording is a .jsonl file with a header line).`);
+    return EXIT_CODES.ok;
+  }
+  writeText(
+    context.io.stdout,
+    formatTable(
+      ["FILE", "CALLS", "MODELS", "TOKENS", "SIZE", "MODIFIED"],
+      found.map((item) => [
+        relative(root, item.path),
+        item.calls === null ? `cannot replay: ${item.problem ?? "?"}` : String(item.calls),
+        clipLine(item.models.join(", ") || "-", 40),
+        `${item.inputTokens ?? "-"}/${item.outputTokens ?? "-"}`,
+        formatBytes(item.size),
+        formatTimestamp(item.modified.getTime() / 1000),
+      ]),
+    ),
+  );
+  return EXIT_CODES.ok;
+}
+
+/**
+ * `openprogram recordings prune [dir]`: the recordings under `__recordings__` folders that no test file beside
+ * the folder names (what useRecording would replay); listed only, removed with --yes.
+ */
+export async function pruneRecordingsCommand(
+  dir: string | undefined,
+  flags: PruneFlags,
+  context: CommandContext,
+): Promise<number> {
+  const root = resolve(context.io.cwd, dir ?? ".");
+  const { io } = context;
+  const unused = unreferencedRecordings(root);
+  const removed: string[] = [];
+  if (flags.yes === true)
+    for (const item of unused) {
+      try {
+        rmSync(item.path);
+        removed.push(item.path);
+      } catch (error) {
+        return reportFailure(context, error, { json: flags.json === true, during: "setup" });
+      }
+    }
+  if (flags.json) {
+    writeJson(io.stdout, {
+      dir: root,
+      unreferenced: unused.map((item) => foundJson(root, item)),
+      removed: removed.map((path) => relative(root, path)),
+    });
+    return EXIT_CODES.ok;
+  }
+  if (unused.length === 0) {
+    writeLine(io.stderr, `Every recording under __recordings__ folders in ${root} is named by a test beside it.`);
+    return EXIT_CODES.ok;
+  }
+  for (const item of unused) writeLine(io.stdout, relative(root, item.path));
+  writeLine(
+    io.stderr,
+    flags.yes === true
+      ? `Removed ${unused.length} recording${unused.length === 1 ? "" : "s"} no test names.`
+      : `${unused.length} recording${unused.length === 1 ? "" : "s"} no test beside ${unused.length === 1 ? "it" : "them"} names; nothing removed. ` +
+          "Check the list (a name a test builds at run time is not seen), then run again with --yes to remove them.",
+  );
+  return EXIT_CODES.ok;
+}
+
+function foundJson(root: string, item: FoundRecording): Record<string, unknown> {
+  return {
+    path: relative(root, item.path),
+    calls: item.calls,
+    models: item.models,
+    provider: item.provider,
+    input_tokens: item.inputTokens,
+    output_tokens: item.outputTokens,
+    size: item.size,
+    modified: item.modified.toISOString(),
+    problem: item.problem,
+  };
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }

@@ -1,5 +1,7 @@
 import {
+  ModelRuntime,
   openStore,
+  RelayedProvider,
   readContextCarrier,
   serializeError,
   sessionContext,
@@ -10,6 +12,7 @@ import {
 import type { ParentChannel } from "./parent-channel.js";
 import { loadProgram } from "./load-program.js";
 import { createRelayAsker } from "./relay-asker.js";
+import { ParentModelPort } from "./model-port.js";
 
 /**
  * The child's whole life: load the program, enter the parent's turn through
@@ -23,6 +26,8 @@ export async function runChild(channel: ParentChannel): Promise<never> {
   let reporting = false;
   const start = await channel.started;
   const asker = start.hasAsker ? createRelayAsker((message) => channel.send(message)) : null;
+  const relay = start.modelRelay ?? null;
+  const models = relay ? new ParentModelPort(relay.provider, (message) => channel.send(message)) : null;
   channel.onMessage((message) => {
     switch (message.type) {
       case "abort":
@@ -30,6 +35,11 @@ export async function runChild(channel: ParentChannel): Promise<never> {
         return;
       case "answer":
         asker?.answer(message);
+        return;
+      case "model_body":
+      case "model_text":
+      case "model_end":
+        models?.handle(message);
         return;
       case "start":
         return;
@@ -59,6 +69,10 @@ export async function runChild(channel: ParentChannel): Promise<never> {
         callerId: carrier.callerId,
         ...(carrier.sessionsRoot ? { db: openStore({ root: carrier.sessionsRoot }) } : {}),
         asker,
+        // The parent records or replays: every model call goes to its provider, numbered after its own.
+        ...(relay && models
+          ? { runtime: new ModelRuntime(new RelayedProvider(relay, models), relay.model, relay.defaults) }
+          : {}),
         signal: controller.signal,
         onEvent: (event) => void channel.send({ type: "event", event }),
         source: "process",

@@ -3,6 +3,7 @@ import {
   beginCurrentTurn,
   contextCarrierEnv,
   currentAsker,
+  currentRuntime,
   currentSession,
   currentSignal,
   isSuspension,
@@ -15,6 +16,7 @@ import { isChildMessage, tag, type ChildMessage, type ParentMessage } from "../p
 import { childEntryPath } from "./child-entry-path.js";
 import type { LaunchPlan } from "./launch-plan.js";
 import { MessageQueue } from "./message-queue.js";
+import { childEnvironment, ModelCallRelay } from "./model-relay.js";
 import { signalGroup } from "./process-group.js";
 import { QuestionRelay } from "./question-relay.js";
 import { settleRun, type ReportedOutcome, type StopRequest } from "./settle-run.js";
@@ -45,6 +47,7 @@ export class ChildSupervisor<T> {
   private readonly child: ChildProcess;
   private readonly happenings = new MessageQueue<Happening>();
   private readonly relay: QuestionRelay;
+  private readonly models: ModelCallRelay | null;
   private readonly parentSignal: AbortSignal;
   private readonly appendedNodeIds: string[] = [];
   private outcome: ReportedOutcome | null = null;
@@ -57,9 +60,10 @@ export class ChildSupervisor<T> {
     this.parentSignal = currentSignal();
     const asker = currentAsker();
     this.relay = new QuestionRelay(asker, (message) => this.send(message));
+    this.models = ModelCallRelay.for(currentRuntime(), (message) => this.send(message));
     this.child = fork(childEntryPath(), [], {
       cwd: plan.cwd,
-      env: { ...process.env, ...plan.env, ...contextCarrierEnv() },
+      env: childEnvironment({ ...process.env, ...plan.env, ...contextCarrierEnv() }, this.models !== null),
       // No loader flags: the core loads natively; tsx, if needed, is registered afterwards.
       execArgv: [],
       // Output goes where the parent's goes, as it would in-process.
@@ -85,6 +89,7 @@ export class ChildSupervisor<T> {
       typeScriptLoader: plan.typeScriptLoader,
       hasAsker: asker !== null,
       graceMs: plan.graceMs,
+      modelRelay: this.models?.start ?? null,
     };
     // The turn begins (status running, lease taken) before the child writes anything, so a child that asks the
     // user or runs long is never mistaken for a crashed turn, and the turn's commit includes its nodes.
@@ -178,6 +183,7 @@ export class ChildSupervisor<T> {
     for (const timer of this.timers) clearTimeout(timer);
     this.parentSignal.removeEventListener("abort", this.onParentAbort);
     this.relay.cancelAll("the child process ended");
+    this.models?.cancelAll("the child process ended");
     await this.recordAbandoned(exit);
     const settled = settleRun({
       label: this.plan.label,
@@ -204,6 +210,16 @@ export class ChildSupervisor<T> {
           return;
         case "ask_cancel":
           this.relay.cancel(message.questionId, "the child stopped waiting");
+          return;
+        case "model_call":
+          if (this.models) this.models.call(message);
+          else this.send({ type: "model_end", callId: message.callId, error: NO_RELAY });
+          return;
+        case "model_cancel":
+          this.models?.cancel(message.callId, message.reason);
+          return;
+        case "model_skip":
+          this.models?.skip(message.count);
           return;
         case "result":
           this.outcome = { kind: "result", value: message.value };
@@ -248,6 +264,12 @@ export class ChildSupervisor<T> {
     }
   }
 }
+
+const NO_RELAY = {
+  name: "InternalError",
+  code: "internal_error",
+  message: "The child relayed a model call, but the parent's runtime neither records nor replays.",
+};
 
 function withDescendants(nodes: readonly SessionNode[], roots: readonly string[]): string[] {
   const ids = new Set(roots);

@@ -79,6 +79,8 @@ export async function sessionContext<T>(
         replay: remote?.replay ?? null,
       };
   const runtime = resolveRuntime(options);
+  // A child resuming its part of a turn: what its record answers was never asked of the provider (skipCalls).
+  if (remote?.replay && runtime) remote.replay.onModelCallsReused = (count) => runtime.provider.skipCalls?.(count);
   const onEvent = options.onEvent ?? outer?.onEvent ?? null;
   const emit = eventEmitter(onEvent);
   const setStatus = async (status: SessionStatus): Promise<void> => {

@@ -117,4 +117,11 @@ export interface ModelProvider {
    * `prompt_sha256`; a provider without it never has its calls replayed.
    */
   requestBody?(request: ModelRequest): string;
+  /**
+   * A resumed turn answered `count` model calls from the session's own record
+   * instead of asking this provider. A replay (ReplayProvider) moves past them
+   * in its recording, so the next call meets the recorded call it was; other
+   * providers need not implement it.
+   */
+  skipCalls?(count: number): void;
 }

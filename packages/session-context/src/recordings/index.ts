@@ -6,7 +6,15 @@ export {
   recordingOptionsFromEnv,
   type RecordingOptions,
 } from "./recording-options.js";
-export { ReplayProvider } from "./replay-provider.js";
+export { ReplayProvider, type ReplayOptions } from "./replay-provider.js";
+export {
+  errorFromRecorded,
+  holdsRecording,
+  RelayedProvider,
+  type ModelCallPort,
+  type RelayedProviderInfo,
+} from "./relayed-provider.js";
+export { recordedError } from "./recorded-error.js";
 export { readRecording, type RecordedCall, type Recording } from "./read-recording.js";
 export {
   RECORDING_FORMAT_VERSION,
@@ -27,3 +35,4 @@ export {
   ReplayExhaustedError,
   ReplayMismatchError,
 } from "./recording-errors.js";
+export { findRecordings, recordingTotals, unreferencedRecordings, type FoundRecording } from "./recording-files.js";

@@ -10,6 +10,8 @@ export interface RecordedCall {
   provider: string;
   request: ModelRequest;
   events: RecordedEvent[];
+  /** When the request went out and each event arrived (epoch ms; null: not recorded), for a paced replay. */
+  times: { request: number | null; events: Array<number | null> };
 }
 
 /** A whole recording, calls in call-index order. */
@@ -54,15 +56,17 @@ export function readRecording(path: string): Recording {
         throw new RecordingFormatError(path, `call ${line.call_index} begins where call ${calls.length} was expected`);
       }
       const { call_index: callIndex, model, provider, request } = line;
-      calls.push({ callIndex, model, provider, request, events: [] });
+      calls.push({ callIndex, model, provider, request, events: [], times: { request: timeOf(line), events: [] } });
       continue;
     }
     const call = calls[line.call_index];
     if (!call || ended.has(line.call_index)) {
       throw new RecordingFormatError(path, `a ${line.type} line for call ${line.call_index}, which is not open`);
     }
-    if (line.type === "event") call.events.push(line.event);
-    else if (line.event_count !== call.events.length) {
+    if (line.type === "event") {
+      call.events.push(line.event);
+      call.times.events.push(timeOf(line));
+    } else if (line.event_count !== call.events.length) {
       throw new RecordingFormatError(
         path,
         `call ${line.call_index} ends with ${line.event_count} events but ${call.events.length} were recorded`,
@@ -74,6 +78,10 @@ export function readRecording(path: string): Recording {
     throw new RecordingFormatError(path, `call ${open.callIndex} has no call_end (the recording was cut short)`);
   const provider = header.provider ?? calls[0]?.provider ?? null;
   return { path, provider, ...(header.max_retries !== undefined ? { maxRetries: header.max_retries } : {}), calls };
+}
+
+function timeOf(line: { timestamp?: unknown }): number | null {
+  return typeof line.timestamp === "number" && Number.isFinite(line.timestamp) ? line.timestamp : null;
 }
 
 const LINE_TYPES = new Set(["header", "request", "event", "call_end"]);

@@ -26,6 +26,12 @@ export interface RequestLine {
   /** The provider that answered ("openai", "anthropic", "scripted", ...). */
   provider: string;
   request: ModelRequest;
+  /**
+   * When the request went out (epoch milliseconds). Wall-clock: never
+   * compared on replay; a paced replay (`replayPace`) keeps the gaps between
+   * a call's request and its events. Absent in recordings made before it.
+   */
+  timestamp?: number;
 }
 
 /**
@@ -53,6 +59,8 @@ export interface EventLine {
   call_index: number;
   event_index: number;
   event: RecordedEvent;
+  /** When the event arrived (epoch milliseconds), as on the request line. */
+  timestamp?: number;
 }
 
 /** The call's stream finished; the count makes a truncated recording visible. */

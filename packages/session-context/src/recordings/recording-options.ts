@@ -10,10 +10,13 @@ export interface RecordingOptions {
   record?: string;
   /** Answer every provider call from this JSONL file, with no network at all. */
   replay?: string;
+  /** With `replay`: deliver each call's events at the recorded pace (OPENPROGRAM_REPLAY_PACE=1, `--replay-pace`). */
+  replayPace?: boolean;
 }
 
 /**
- * OPENPROGRAM_RECORD and OPENPROGRAM_REPLAY (paths, relative to `cwd`).
+ * OPENPROGRAM_RECORD and OPENPROGRAM_REPLAY (paths, relative to `cwd`), and
+ * OPENPROGRAM_REPLAY_PACE=1 (replay at the recorded pace).
  * (A resumed turn's replay state reaches child processes as OPENPROGRAM_RESUME_REPLAY, carrier.ts.)
  * OPENPROGRAM_RECORD=1 (or "true") is `useRecording`'s switch for tests, not
  * a file name, and is left to it.
@@ -21,9 +24,11 @@ export interface RecordingOptions {
 export function recordingOptionsFromEnv(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): RecordingOptions {
   const record = env.OPENPROGRAM_RECORD?.trim();
   const replay = env.OPENPROGRAM_REPLAY?.trim();
+  const pace = env.OPENPROGRAM_REPLAY_PACE?.trim();
   return {
     ...(record && !isSwitch(record) ? { record: resolve(cwd, record) } : {}),
     ...(replay ? { replay: resolve(cwd, replay) } : {}),
+    ...(replay && pace && isSwitch(pace) ? { replayPace: true } : {}),
   };
 }
 
@@ -49,7 +54,7 @@ export function checkRecordingOptions(options: RecordingOptions): void {
  */
 export function providerWithRecordings(live: () => ModelProvider, options: RecordingOptions): ModelProvider {
   checkRecordingOptions(options);
-  if (options.replay !== undefined) return new ReplayProvider(options.replay);
+  if (options.replay !== undefined) return new ReplayProvider(options.replay, { pace: options.replayPace === true });
   const provider = live();
   return options.record !== undefined ? new RecordingProvider(provider, options.record) : provider;
 }

@@ -1,6 +1,6 @@
-import { OpenProgramError, ProviderError } from "../errors.js";
 import type { CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "../providers/types.js";
-import type { RecordedError, RecordedEvent } from "./recording-format.js";
+import type { RecordedEvent } from "./recording-format.js";
+import { recordedError } from "./recorded-error.js";
 import { RecordingWriter } from "./recording-writer.js";
 
 /**
@@ -30,10 +30,17 @@ export class RecordingProvider implements ModelProvider {
   async complete(request: ModelRequest, options: CompleteOptions): Promise<ModelResponse> {
     const callIndex = this.calls++;
     const { writer } = this;
-    writer.write({ type: "request", call_index: callIndex, model: request.model, provider: this.name, request });
+    writer.write({
+      type: "request",
+      call_index: callIndex,
+      model: request.model,
+      provider: this.name,
+      request,
+      timestamp: Date.now(),
+    });
     let events = 0;
     const record = (event: RecordedEvent): void =>
-      writer.write({ type: "event", call_index: callIndex, event_index: events++, event });
+      writer.write({ type: "event", call_index: callIndex, event_index: events++, event, timestamp: Date.now() });
     const { onText } = options;
     const end = (): void => {
       writer.write({ type: "call_end", call_index: callIndex, event_count: events });
@@ -60,23 +67,13 @@ export class RecordingProvider implements ModelProvider {
     }
   }
 
+  /** Calls a resumed turn answered from its own record: nothing was asked, so nothing is recorded. */
+  skipCalls(count: number): void {
+    this.inner.skipCalls?.(count);
+  }
+
   /** Flushes and closes the file; later calls are passed through unrecorded. */
   close(): void {
     this.writer.close();
   }
-}
-
-function recordedError(error: unknown): RecordedError {
-  if (error instanceof ProviderError) {
-    return {
-      name: error.name,
-      code: error.code,
-      message: error.message,
-      status: error.status,
-      providerMessage: error.providerMessage,
-    };
-  }
-  if (error instanceof OpenProgramError) return { name: error.name, code: error.code, message: error.message };
-  const plain = error instanceof Error ? error : new Error(String(error));
-  return { name: plain.name, code: "internal_error", message: plain.message };
 }

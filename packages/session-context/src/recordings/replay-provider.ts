@@ -6,6 +6,18 @@ import { readRecording, type Recording } from "./read-recording.js";
 import { ReplayedFailureError, ReplayExhaustedError, ReplayMismatchError } from "./recording-errors.js";
 import type { RecordedError } from "./recording-format.js";
 import { removeSecretValues } from "./redact.js";
+import { abortableSleep } from "../time/abortable-sleep.js";
+
+/** Options of a ReplayProvider. */
+export interface ReplayOptions {
+  /**
+   * Deliver each call's events at the pace they were recorded: the gaps
+   * between the request and each event, as the recording's timestamps say
+   * (the time between calls is the program's own). Default false: at once.
+   * Recordings without timestamps replay at once either way.
+   */
+  pace?: boolean;
+}
 
 /**
  * Answers every provider call from a recording, in order, with no network
@@ -22,7 +34,10 @@ export class ReplayProvider implements ModelProvider {
   private calls = 0;
   private readonly bodies: ModelProvider | null;
 
-  constructor(pathOrRecording: string | Recording) {
+  readonly pace: boolean;
+
+  constructor(pathOrRecording: string | Recording, options: ReplayOptions = {}) {
+    this.pace = options.pace === true;
     this.recording = typeof pathOrRecording === "string" ? readRecording(pathOrRecording) : pathOrRecording;
     this.name = this.recording.provider ?? "replay";
     if (this.recording.maxRetries !== undefined) this.maxRetries = this.recording.maxRetries;
@@ -36,9 +51,18 @@ export class ReplayProvider implements ModelProvider {
 
   requestBody?: (request: ModelRequest) => string;
 
-  /** How many calls were answered so far. */
+  /** How many calls were answered so far (skipped ones included). */
   get callsReplayed(): number {
     return this.calls;
+  }
+
+  /**
+   * A resumed turn answered `count` calls from the session's own record, so
+   * the program never asks them here: the next call is compared with the
+   * recorded call after them.
+   */
+  skipCalls(count: number): void {
+    if (Number.isInteger(count) && count > 0) this.calls += count;
   }
 
   async complete(request: ModelRequest, options: CompleteOptions): Promise<ModelResponse> {
@@ -54,7 +78,9 @@ export class ReplayProvider implements ModelProvider {
     }
     const body = this.requestBody?.(request);
     if (body !== undefined) options.onRequestBody?.(body);
-    for (const event of call.events) {
+    const started = performance.now();
+    for (const [index, event] of call.events.entries()) {
+      if (this.pace) await paced(call.times.request, call.times.events[index] ?? null, started, options.signal);
       if (options.signal.aborted) throw new CancelledError(options.signal.reason);
       if (event.type === "text") options.onText?.(event.text);
       else if (event.type === "response") return event.response;
@@ -62,6 +88,18 @@ export class ReplayProvider implements ModelProvider {
     }
     throw new ReplayedFailureError("internal_error", `call ${callIndex} of ${path} recorded no response`);
   }
+}
+
+/** Waits until the event is as far from the call's start as it was when recorded. */
+async function paced(
+  requestAt: number | null,
+  eventAt: number | null,
+  started: number,
+  signal: AbortSignal,
+): Promise<void> {
+  if (requestAt === null || eventAt === null) return;
+  const wait = eventAt - requestAt - (performance.now() - started);
+  if (wait > 0) await abortableSleep(wait, signal);
 }
 
 // An attachment is named in the message text by its copy in the session's workdir, whose path holds the

@@ -46,7 +46,7 @@ export function createRuntime(config?: (RuntimeConfig | ProviderRuntimeConfig) &
     const chosenModel = resolved.sources.model !== undefined && resolved.sources.model !== "default";
     runtime = buildRuntime(chosenModel ? resolved.config : { ...resolved.config, model: undefined }, recordings);
   } else if (recordings.replay !== undefined) {
-    const provider = new ReplayProvider(recordings.replay);
+    const provider = new ReplayProvider(recordings.replay, { pace: recordings.replayPace === true });
     runtime = new ModelRuntime(provider, provider.recording.calls[0]?.model ?? "replay");
   }
   cached = { key, runtime };
@@ -146,6 +146,7 @@ const CONFIG_VARIABLES = [
   "OPENPROGRAM_KEEP_RECENT_TOKENS",
   "OPENPROGRAM_RECORD",
   "OPENPROGRAM_REPLAY",
+  "OPENPROGRAM_REPLAY_PACE",
 ];
 
 function configurationKey(): string {

@@ -52,7 +52,8 @@ export class ModelRuntime implements Runtime {
   constructor(
     readonly provider: ModelProvider,
     readonly model: string,
-    private readonly defaults: RuntimeDefaults = {},
+    /** The request settings every exec starts from (a child process relaying its calls is built with the same). */
+    readonly defaults: RuntimeDefaults = {},
     compactor?: CompactionPort | null,
   ) {
     this.compactor =

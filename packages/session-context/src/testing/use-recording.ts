@@ -16,6 +16,8 @@ export interface UseRecordingOptions {
   dir?: string;
   /** Where OPENPROGRAM_RECORD and the provider configuration are read (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /** Replaying: deliver each call's events at the pace they were recorded (default false: at once). */
+  pace?: boolean;
 }
 
 /** The runtime a test passes to sessionContext, and what it does. */
@@ -29,6 +31,8 @@ export interface UsedRecording {
 
 const RECORDING_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const OWN_FILE = fileURLToPath(import.meta.url);
+// This module as a stack shows it: the built file, or its source when a test runner applies the source map.
+const OWN_FRAME = /[\\/]testing[\\/]use-recording\.(?:js|ts)$/;
 
 /**
  * A runtime for one test that replays `__recordings__/<name>.jsonl` beside
@@ -59,7 +63,7 @@ export function useRecording(name: string, options: UseRecordingOptions = {}): U
     return { runtime, path, mode: "record", provider: runtime.provider as RecordingProvider };
   }
   if (!existsSync(path)) throw new RecordingMissingError(path, testFile);
-  const provider = new ReplayProvider(path);
+  const provider = new ReplayProvider(path, { pace: options.pace === true });
   const model = provider.recording.calls[0]?.model ?? "replay";
   return { runtime: new ModelRuntime(provider, model), path, mode: "replay", provider };
 }
@@ -70,7 +74,7 @@ function callerFile(): string | null {
     const found = /\(?((?:file:\/\/)?\/[^():]+):\d+:\d+\)?\s*$/.exec(line.trim());
     if (!found?.[1]) continue;
     const file = found[1].startsWith("file://") ? fileURLToPath(found[1]) : found[1];
-    if (file !== OWN_FILE) return file;
+    if (file !== OWN_FILE && !OWN_FRAME.test(file)) return file;
   }
   return null;
 }

@@ -136,6 +136,22 @@ export class RecordView {
     return found;
   }
 
+  /** How many model requests (llm nodes) were made under `nodeId`, its whole logical subtree. */
+  modelCallsUnder(nodeId: string): number {
+    let count = 0;
+    const seen = new Set<string>();
+    const visit = (id: string): void => {
+      if (seen.has(id)) return;
+      seen.add(id);
+      for (const child of this.logicalChildren(id)) {
+        if (child.role === "llm") count++;
+        if (child.role === "llm" || child.role === "code") visit(child.id);
+      }
+    };
+    visit(nodeId);
+    return count;
+  }
+
   /**
    * How many recorded steps under `nodeId` a resume would return from the record instead of running them: the
    * model calls, answers and calls that finished or failed for a reason of their own (a call counts once, with

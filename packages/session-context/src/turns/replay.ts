@@ -110,6 +110,12 @@ export class Replay {
   private readonly frames = new Map<string, ReplayFrame>();
   private readonly root: ReplayFrame;
   private readonly continued: Map<string, string>;
+  /**
+   * Told how many model requests each reuse answered from the record (an
+   * exec's one, or every llm node under a reused call): a replayed recording
+   * moves past them (`ModelProvider.skipCalls`).
+   */
+  onModelCallsReused: ((count: number) => void) | null = null;
 
   /**
    * @param record the session's nodes when the resume began
@@ -153,6 +159,7 @@ export class Replay {
     }
     if (this.record.isReusable(candidate)) {
       frame.reuse(candidate.id);
+      this.reusedModelCalls(this.record.modelCallsUnder(candidate.id));
       return { kind: "reuse", node: candidate };
     }
     return { kind: "continue", node: candidate, nodeId: this.continued.get(candidate.id), slot: frame.slot() };
@@ -181,6 +188,7 @@ export class Replay {
     }
     if (!this.record.isReusable(candidate)) return { kind: "live", slot: frame.slot() };
     frame.reuse(candidate.id);
+    this.reusedModelCalls(1);
     // The tools a reused reply asked for replay against what they recorded under it.
     if (Array.isArray(candidate.metadata.tool_calls)) this.openFrame(candidate.id, candidate);
     return { kind: "reuse", output: candidate.output as string, node: candidate };
@@ -204,6 +212,7 @@ export class Replay {
       return { kind: "live", slot: frame.slot() };
     if (this.record.isReusable(candidate)) {
       frame.reuse(candidate.id);
+      this.reusedModelCalls(this.record.modelCallsUnder(candidate.id));
       return { kind: "reuse", node: candidate };
     }
     return { kind: "continue", node: candidate, nodeId: this.continued.get(candidate.id), slot: frame.slot() };
@@ -245,6 +254,10 @@ export class Replay {
   carrier(callerId: string | null): ReplayCarrier | null {
     const frame = this.frameOf(callerId);
     return frame ? frame.carrier(this.turnId, Object.fromEntries(this.continued)) : null;
+  }
+
+  private reusedModelCalls(count: number): void {
+    if (count > 0) this.onModelCallsReused?.(count);
   }
 
   private frameOf(callerId: string | null): ReplayFrame | null {

@@ -184,6 +184,8 @@ async function continueTurn<T>(turn: ResumableTurn, program: ResumableProgram, a
       turn.turnId,
       new Map([[turn.nodeId, continuationId]]),
     );
+    // Under a replayed recording, what the record answers was never asked of the provider: its calls are skipped.
+    replay.onModelCallsReused = (count) => context.runtime?.provider.skipCalls?.(count);
     const previous = context.turn.replay;
     context.turn.replay = replay;
     try {

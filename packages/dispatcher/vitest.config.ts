@@ -12,6 +12,7 @@ export default defineConfig(({ mode }) =>
       "test/first-hour.browser.test.ts",
       "test/branches.browser.test.ts",
       "test/tools.browser.test.ts",
+      "test/budgets.browser.test.ts",
       "test/isolation.test.ts",
       "test/limits.test.ts",
       "test/slow-client.test.ts",

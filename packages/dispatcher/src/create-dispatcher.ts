@@ -57,6 +57,8 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
   const { limits } = settings;
   const metrics = new DispatcherMetrics();
   if (cluster) metrics.watchClusterRejections(() => cluster.rejected);
+  // In a cluster, session and program spending is kept in PostgreSQL, where every replica reserves it.
+  const budgets = options.budgets ? { ...options.budgets, ...(cluster ? { ledger: cluster.budgetLedger } : {}) } : null;
   const turns = new Turns({
     metrics,
     db,
@@ -68,12 +70,11 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
     log,
     maxConcurrentTurns: limits.maxConcurrentTurns,
     cluster,
-    // In a cluster, session and program spending is kept in PostgreSQL, where every replica reserves it.
-    budgets: options.budgets ? { ...options.budgets, ...(cluster ? { ledger: cluster.budgetLedger } : {}) } : null,
+    budgets,
     limits: options.providerLimits ?? null,
   });
   const heavy = new HeavyRequests();
-  const frames = new FrameHandler({ db, turns, asker, subscriptions, deltas, programs, log, cluster, heavy });
+  const frames = new FrameHandler({ db, turns, asker, subscriptions, deltas, programs, log, cluster, heavy, budgets });
   let shuttingDown: string | null = null;
   const policy = {
     token: settings.token,
@@ -196,7 +197,7 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
     deliver: (sessionId, frame) => subscriptions.deliver(sessionId, frame),
     watched: () => subscriptions.sessionIds().filter((sessionId) => !turns.isBusy(sessionId)),
     resync: (sessionId, reason, runningElsewhere) =>
-      resyncSubscribers(db, subscriptions, sessionId, reason, runningElsewhere),
+      resyncSubscribers(db, subscriptions, sessionId, reason, runningElsewhere, budgets),
     liveState: (sessionId) =>
       turns.isBusy(sessionId) ? { questions: asker.pendingFor(sessionId), deltas: deltas.catchUp(sessionId) } : null,
     // What another replica's client sent for a turn running here, as if sent here.

@@ -7,6 +7,7 @@ import {
   toOpenProgramError,
   tracesErrorMessages,
   withLiveStatus,
+  type Budgets,
   type ErrorCode,
   type SessionDB,
   type RecordedModelCall,
@@ -41,6 +42,8 @@ export interface FrameHandlerDependencies {
   cluster: Cluster | null;
   /** Bounds the requests that read a whole session, per connection and across the server. */
   heavy: HeavyRequests;
+  /** Every turn's budgets: `session_detail` shows them beside the session's spending (null: none). */
+  budgets?: Budgets | null;
 }
 
 /**
@@ -204,7 +207,7 @@ export class FrameHandler {
         };
         // Built and sent inside the slot: the page is let go before the next read of a big session starts.
         await this.deps.heavy.run(client, async () =>
-          client.send(await sessionDetailFrame(db, frame.session_id, busy, page)),
+          client.send(await sessionDetailFrame(db, frame.session_id, busy, page, this.deps.budgets ?? null)),
         );
         return;
       }

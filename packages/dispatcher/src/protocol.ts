@@ -3,6 +3,8 @@
 import {
   unserialisableResult,
   type AskOutcome,
+  type BudgetDimension,
+  type BudgetScope,
   type JsonSchema,
   type SessionDetail,
   type SessionNode,
@@ -312,6 +314,30 @@ export interface SessionDetailFrame {
   usage: SessionUsage;
   /** Which nodes this frame holds: `nodes` and `conversation` are one page of them, newest first by pages. */
   page: SessionDetailPage;
+  /** Only when the dispatcher has budgets (`serve --max-turn-tokens ...`): each beside what was spent against it. */
+  budgets?: SessionBudgets;
+}
+
+/** The budgets of the dispatcher's turns beside the session's spending (the core's describeBudgets). */
+export interface SessionBudgets {
+  /** One per configured limit (scope and dimension), in the order exec, turn, session, program. */
+  standings: BudgetStandingInfo[];
+  /** The budget that stopped the session's latest turn, with the error's message; null when none did. */
+  stopped_by: { scope: BudgetScope; dimension: BudgetDimension; message: string } | null;
+}
+
+/** One configured limit: a bar on the page. */
+export interface BudgetStandingInfo {
+  scope: BudgetScope;
+  dimension: BudgetDimension;
+  /** Tokens, US dollars or seconds. */
+  limit: number;
+  /** Spent against it (the latest turn, the session, the program's day); null for exec budgets (each exec on its own). */
+  spent: number | null;
+  /** What `spent` covers, in words. */
+  over: string;
+  /** This budget stopped the session's latest turn. */
+  stopped_turn: boolean;
 }
 
 /** The page a `session_detail` holds. */

@@ -7,6 +7,7 @@ import { formFits, readFields, renderFields } from "./input-form.js";
 import { keepingOpen } from "./keep-open.js";
 import { fillModelCall, modelCallBlock, showModelCalls } from "./model-calls.js";
 import { showUsage } from "./usage.js";
+import { showBudgets } from "./budgets.js";
 import { isToolNode, toolBlock } from "./tool-nodes.js";
 import { createBranchView } from "./branches.js";
 import { addCompactButton, compactionNote, foldSummary, summaryIdOf } from "./summary-block.js";
@@ -202,6 +203,7 @@ function handle(frame) {
       state.summaryId = summaryIdOf(frame.meta);
       showArchived(frame.session.archived === true);
       showUsage($("usage"), frame.usage ?? null);
+      showBudgets($("budgets"), $("budget-list"), frame.budgets ?? null);
       setStatus(frame.session.status);
       setBusy(frame.busy);
       return scheduleRender();
@@ -269,6 +271,7 @@ function selectSession(sessionId, { fresh = false } = {}) {
   state.resumable = null;
   showEarlierButton(null);
   showUsage($("usage"), null);
+  showBudgets($("budgets"), $("budget-list"), null);
   branches.reset();
   const params = new URLSearchParams(location.search);
   if (sessionId) params.set("session", sessionId);

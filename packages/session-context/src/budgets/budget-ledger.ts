@@ -30,6 +30,8 @@ export interface BudgetLedger {
   reserve(key: string, amount: Spend, limit: SpendLimit, seed?: () => Spend): Promise<LedgerReservation>;
   /** Replaces a reservation with what the call actually used; resolves to the key's total spent since. */
   settle(key: string, id: string, actual: Spend): Promise<Spend>;
+  /** What `key` has spent (settled), or null when nothing was charged to it yet (shown beside the budget). */
+  spent?(key: string): Promise<Spend | null>;
 }
 
 /** A ledger in this process's memory: one process's turns share it (the default for program budgets). */
@@ -62,5 +64,10 @@ export class MemoryBudgetLedger implements BudgetLedger {
     entry.spent.tokens += actual.tokens;
     entry.spent.cost += actual.cost;
     return Promise.resolve({ ...entry.spent });
+  }
+
+  spent(key: string): Promise<Spend | null> {
+    const entry = this.entries.get(key);
+    return Promise.resolve(entry ? { ...entry.spent } : null);
   }
 }

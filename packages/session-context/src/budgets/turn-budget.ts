@@ -21,6 +21,16 @@ export interface ScopeLedger {
 /** Program budgets of this process when no shared ledger is given: its turns share them. */
 const processLedger = new MemoryBudgetLedger();
 
+/** Where program spending under `budgets` is kept: their shared ledger, else this process's. */
+export function programLedgerOf(budgets: Budgets): BudgetLedger {
+  return budgets.ledger ?? processLedger;
+}
+
+/** The ledger key of a program's day: `program:<name>:<YYYY-MM-DD in its time zone>`. */
+export function programKeyOf(program: NonNullable<Budgets["program"]>, ref: string | null, now: Date): string {
+  return `program:${program.name ?? ref ?? "default"}:${dayIn(program.timeZone ?? "UTC", now)}`;
+}
+
 /**
  * The budgets of one turn and what it spent: made by `sessionContext` when
  * it is given budgets, shared by every context nested in the turn. Session
@@ -61,12 +71,11 @@ export class TurnBudget {
         started: this.started,
       });
     if (program) {
-      const name = program.name ?? this.where.program() ?? "default";
       scopes.push({
         scope: "program",
         limit: program,
-        ledger: this.budgets.ledger ?? processLedger,
-        key: `program:${name}:${dayIn(program.timeZone ?? "UTC", now)}`,
+        ledger: programLedgerOf(this.budgets),
+        key: programKeyOf(program, this.where.program(), now),
         started: this.started,
       });
     }

@@ -13,6 +13,7 @@ export default defineConfig(({ mode }) =>
       "test/branches.browser.test.ts",
       "test/tools.browser.test.ts",
       "test/budgets.browser.test.ts",
+      "test/structured.browser.test.ts",
       "test/isolation.test.ts",
       "test/limits.test.ts",
       "test/slow-client.test.ts",

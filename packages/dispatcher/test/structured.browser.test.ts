@@ -92,16 +92,12 @@ describe("structured results on the web page, in Chromium", () => {
     // {root}, [ideas], {idea}, [tags], {idea} ([] empty has none), {meta}, {source}, {detail}.
     expect(await toggles.count()).toBe(8);
     // Three levels open: the tags (a fourth) and the detail start folded.
-    expect(await toggles.evaluateAll((buttons) => buttons.map((b) => b.getAttribute("aria-expanded")))).toEqual([
-      "true",
-      "true",
-      "true",
-      "false",
-      "true",
-      "true",
-      "true",
-      "false",
-    ]);
+    const states = await toggles.evaluateAll((buttons) =>
+      (buttons as unknown as Array<{ getAttribute(name: string): string | null }>).map((button) =>
+        button.getAttribute("aria-expanded"),
+      ),
+    );
+    expect(states).toEqual(["true", "true", "true", "false", "true", "true", "true", "false"]);
     let shown = await result.innerText();
     expect(shown).toContain('"detail": {…}');
     expect(shown).toContain('"tags": […]');

@@ -14,6 +14,7 @@ export default defineConfig(({ mode }) =>
       "test/tools.browser.test.ts",
       "test/budgets.browser.test.ts",
       "test/structured.browser.test.ts",
+      "test/mcp-servers.browser.test.ts",
       "test/isolation.test.ts",
       "test/limits.test.ts",
       "test/slow-client.test.ts",

@@ -47,6 +47,7 @@ export async function loadProcessRunner(): Promise<ProcessRunnerModule> {
 export async function loadMcp(): Promise<McpModule> {
   return checked("@openprogram/mcp", await attempt("@openprogram/mcp", () => import("@openprogram/mcp")), [
     "mcpTools",
+    "configuredServer",
     "closeMcpServers",
     "serveProgramsOverStdio",
   ]);

@@ -28,6 +28,7 @@ import { WebAsker } from "./web-asker.js";
 import { Cluster } from "./cluster/cluster.js";
 import { NoRunningTurnError } from "./errors.js";
 import { resyncSubscribers } from "./resync-subscribers.js";
+import { McpServerChoices } from "./mcp-servers.js";
 
 /** Unanswered pings for this long mean the peer is gone (proxies drop idle sockets after ~60 s). */
 const HEARTBEAT_MS = 30_000;
@@ -59,6 +60,7 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
   if (cluster) metrics.watchClusterRejections(() => cluster.rejected);
   // In a cluster, session and program spending is kept in PostgreSQL, where every replica reserves it.
   const budgets = options.budgets ? { ...options.budgets, ...(cluster ? { ledger: cluster.budgetLedger } : {}) } : null;
+  const mcp = new McpServerChoices(options.mcpServers);
   const turns = new Turns({
     metrics,
     db,
@@ -72,9 +74,22 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
     cluster,
     budgets,
     limits: options.providerLimits ?? null,
+    mcp,
   });
   const heavy = new HeavyRequests();
-  const frames = new FrameHandler({ db, turns, asker, subscriptions, deltas, programs, log, cluster, heavy, budgets });
+  const frames = new FrameHandler({
+    db,
+    turns,
+    asker,
+    subscriptions,
+    deltas,
+    programs,
+    log,
+    cluster,
+    heavy,
+    budgets,
+    mcp,
+  });
   let shuttingDown: string | null = null;
   const policy = {
     token: settings.token,
@@ -255,6 +270,8 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
       await serverClosed;
       // After the turns: their leases are released, then the replica leaves the registry.
       await cluster?.close();
+      // The MCP servers the turns started (none unless the dispatcher offers some).
+      await mcp.close();
       log.info("shutdown_complete", {
         reason,
         cancelled_turns: cancelled,

@@ -8,6 +8,7 @@ import { keepingOpen } from "./keep-open.js";
 import { fillModelCall, modelCallBlock, showModelCalls } from "./model-calls.js";
 import { showUsage } from "./usage.js";
 import { showBudgets } from "./budgets.js";
+import { chosenMcpServers, showMcpServers } from "./mcp-servers.js";
 import { isToolNode, toolBlock } from "./tool-nodes.js";
 import { createBranchView } from "./branches.js";
 import { addCompactButton, compactionNote, foldSummary, summaryIdOf } from "./summary-block.js";
@@ -70,6 +71,7 @@ function connect() {
     onOpen: () => {
       $("token-form").hidden = true;
       send({ type: "list_programs" });
+      send({ type: "list_mcp_servers" });
       requestSessions();
       // Subscribing again re-sends the open session's pending questions and the text so far of a streaming reply.
       state.streams = new Map();
@@ -123,6 +125,8 @@ function handle(frame) {
       return;
     case "sessions":
       return renderSessionList(frame.sessions);
+    case "mcp_servers":
+      return showMcpServers($("mcp-servers"), $("mcp-server-list"), frame.servers);
     case "programs":
       state.programs = frame.programs;
       return renderPrograms();
@@ -791,7 +795,9 @@ $("chat-form").addEventListener("submit", (event) => {
   const message = input.value.trim();
   if (message === "" || state.busy) return;
   input.value = "";
-  startTurn({ type: "chat", text: message });
+  // The servers ticked give their tools to this turn.
+  const servers = chosenMcpServers($("mcp-server-list"));
+  startTurn({ type: "chat", text: message, ...(servers.length > 0 ? { mcp_servers: servers } : {}) });
 });
 
 $("chat-input").addEventListener("keydown", (event) => {

@@ -7,7 +7,7 @@ export {
   type McpResourceOptions,
 } from "./resources.js";
 export { closeMcpServers, openMcpServerCount } from "./server-pool.js";
-export { configuredServers, type ConfigLookup, type ConfiguredServers } from "./load-config.js";
+export { configuredServer, configuredServers, type ConfigLookup, type ConfiguredServers } from "./load-config.js";
 export type {
   CheckedServer,
   HttpServerConfig,

@@ -48,6 +48,7 @@ export async function loadMcp(): Promise<McpModule> {
   return checked("@openprogram/mcp", await attempt("@openprogram/mcp", () => import("@openprogram/mcp")), [
     "mcpTools",
     "runtimeWithTools",
+    "configuredServer",
     "closeMcpServers",
     "serveProgramsOverStdio",
   ]);

@@ -311,6 +311,12 @@ file is untrusted again. "scriptLog" (a file to write) is never taken from a pro
     )
     .option("--isolate", "run each --program in a child process through the process runner")
     .option(
+      "--mcp <server>",
+      "let the page enable this MCP server's tools (mcpServers in the configuration) for a chat turn; repeat for more",
+      collect,
+      undefined,
+    )
+    .option(
       "--grace-ms <ms>",
       "on SIGTERM/SIGINT, wait this long before cancelling running turns (env OPENPROGRAM_SHUTDOWN_GRACE_MS; default 10000)",
     )

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { TestClient } from "@openprogram/dispatcher/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   CLI_DIR,
@@ -13,6 +14,8 @@ import {
   runCli,
   sessionIdFrom,
   spawnCli,
+  startServe,
+  stopCliProcesses,
   waitFor,
   type CliHome,
 } from "./helpers/cli.js";
@@ -84,6 +87,37 @@ describe("MCP from the command line", () => {
       tools: Array<{ function: { name: string } }>;
     };
     expect(first.tools.map((entry) => entry.function.name)).toContain("notes__add");
+  });
+
+  it("serve --mcp lets the page enable a configured server's tools for a chat turn; an unknown name stops it", async () => {
+    notesConfig({ allow: ["add"] });
+    const script = home.scripted([{ toolCalls: [{ name: "notes__add", arguments: { a: 2, b: 3 } }] }, "It is 5."]);
+    const env = home.env({ OPENPROGRAM_PROVIDER: "scripted", ...script.env });
+    const { child, run, start } = await startServe(["--no-token", "--mcp", "notes"], { env });
+    const client = await TestClient.connect(String(start.ws_url));
+    try {
+      expect(await client.request({ type: "list_mcp_servers" }, "mcp_servers")).toEqual({
+        type: "mcp_servers",
+        servers: [{ name: "notes", transport: "stdio", allow: ["add"] }],
+      });
+      client.send({ type: "chat", text: "Add 2 and 3.", mcp_servers: ["notes"] });
+      expect(await client.next(["turn_done", "turn_failed", "error"])).toMatchObject({
+        type: "turn_done",
+        result: "It is 5.",
+      });
+    } finally {
+      client.close();
+    }
+    expect(effectLines()).toEqual(["add 2 3"]);
+    expect(toolMessages(script.log, 1)).toEqual(["5"]);
+    child.kill("SIGTERM");
+    expect((await run).code).toBe(0);
+
+    const unknown = await runCli(["serve", "--port", "0", "--no-token", "--mcp", "github"], { env });
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toContain("error [mcp_server_unknown]");
+    expect(unknown.stderr).toContain('No MCP server is named "github" (configured: notes)');
+    await stopCliProcesses();
   });
 
   it("chat --mcp with a server that cannot start stops before the first message, naming it", async () => {

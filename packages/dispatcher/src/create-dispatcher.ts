@@ -35,6 +35,7 @@ import { WebAsker } from "./web-asker.js";
 import { Cluster } from "./cluster/cluster.js";
 import { NoRunningTurnError } from "./errors.js";
 import { resyncSubscribers } from "./resync-subscribers.js";
+import { McpServerChoices } from "./mcp-servers.js";
 
 /** Unanswered pings for this long mean the peer is gone (proxies drop idle sockets after ~60 s). */
 const HEARTBEAT_MS = 30_000;
@@ -71,6 +72,9 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
     }
   });
   if (cluster) metrics.watchClusterRejections(() => cluster.rejected);
+  // In a cluster, session and program spending is kept in PostgreSQL, where every replica reserves it.
+  const budgets = options.budgets ? { ...options.budgets, ...(cluster ? { ledger: cluster.budgetLedger } : {}) } : null;
+  const mcp = new McpServerChoices(options.mcpServers);
   const turns = new Turns({
     metrics,
     db,
@@ -82,17 +86,29 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
     log,
     maxConcurrentTurns: limits.maxConcurrentTurns,
     cluster,
-    // In a cluster, session and program spending is kept in PostgreSQL, where every replica reserves it.
-    budgets: options.budgets ? { ...options.budgets, ...(cluster ? { ledger: cluster.budgetLedger } : {}) } : null,
+    budgets,
     // In a cluster, provider capacity too: each replica queues its own callers, PostgreSQL grants the room.
     limits: options.providerLimits
       ? cluster
         ? new ProviderLimits(options.providerLimits, { store: cluster.capacity })
         : options.providerLimits
       : null,
+    mcp,
   });
   const heavy = new HeavyRequests();
-  const frames = new FrameHandler({ db, turns, asker, subscriptions, deltas, programs, log, cluster, heavy });
+  const frames = new FrameHandler({
+    db,
+    turns,
+    asker,
+    subscriptions,
+    deltas,
+    programs,
+    log,
+    cluster,
+    heavy,
+    budgets,
+    mcp,
+  });
   let shuttingDown: string | null = null;
   const policy = {
     token: settings.token,
@@ -215,7 +231,7 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
     deliver: (sessionId, frame) => subscriptions.deliver(sessionId, frame),
     watched: () => subscriptions.sessionIds().filter((sessionId) => !turns.isBusy(sessionId)),
     resync: (sessionId, reason, runningElsewhere) =>
-      resyncSubscribers(db, subscriptions, sessionId, reason, runningElsewhere),
+      resyncSubscribers(db, subscriptions, sessionId, reason, runningElsewhere, budgets),
     liveState: (sessionId) =>
       turns.isBusy(sessionId) ? { questions: asker.pendingFor(sessionId), deltas: deltas.catchUp(sessionId) } : null,
     // What another replica's client sent for a turn running here, as if sent here.
@@ -273,6 +289,8 @@ export async function createDispatcher(options: DispatcherOptions = {}): Promise
       await serverClosed;
       // After the turns: their leases are released, then the replica leaves the registry.
       await cluster?.close();
+      // The MCP servers the turns started (none unless the dispatcher offers some).
+      await mcp.close();
       log.info("shutdown_complete", {
         reason,
         cancelled_turns: cancelled,

@@ -7,6 +7,7 @@ import {
   toOpenProgramError,
   tracesErrorMessages,
   withLiveStatus,
+  type Budgets,
   type ErrorCode,
   type SessionDB,
   type RecordedModelCall,
@@ -27,6 +28,7 @@ import type { Subscriptions } from "./subscriptions.js";
 import type { Turns } from "./turns.js";
 import type { WebAsker } from "./web-asker.js";
 import type { Cluster } from "./cluster/cluster.js";
+import type { McpServerChoices } from "./mcp-servers.js";
 
 /** What answering frames needs. */
 export interface FrameHandlerDependencies {
@@ -41,6 +43,10 @@ export interface FrameHandlerDependencies {
   cluster: Cluster | null;
   /** Bounds the requests that read a whole session, per connection and across the server. */
   heavy: HeavyRequests;
+  /** The MCP servers a chat turn may enable (absent: none). */
+  mcp?: McpServerChoices;
+  /** Every turn's budgets: `session_detail` shows them beside the session's spending (null: none). */
+  budgets?: Budgets | null;
 }
 
 /**
@@ -204,7 +210,7 @@ export class FrameHandler {
         };
         // Built and sent inside the slot: the page is let go before the next read of a big session starts.
         await this.deps.heavy.run(client, async () =>
-          client.send(await sessionDetailFrame(db, frame.session_id, busy, page)),
+          client.send(await sessionDetailFrame(db, frame.session_id, busy, page, this.deps.budgets ?? null)),
         );
         return;
       }
@@ -244,6 +250,9 @@ export class FrameHandler {
         return;
       case "list_programs":
         client.send({ type: "programs", programs: programs.list() });
+        return;
+      case "list_mcp_servers":
+        client.send({ type: "mcp_servers", servers: this.deps.mcp?.list() ?? [] });
         return;
       case "list_branches":
         await this.deps.heavy.run(client, () => handleBranchFrame(this.deps, client, frame));

@@ -1,3 +1,4 @@
+import type { McpServerConfig } from "@openprogram/mcp";
 import type { Budgets, LimitsConfig } from "@openprogram/session-context";
 import {
   InvalidInputError,
@@ -70,6 +71,12 @@ export interface DispatcherOptions {
   budgets?: Budgets;
   /** Provider capacity shared by every turn of this server (`"limits"` in openprogram.config.json). */
   providerLimits?: LimitsConfig;
+  /**
+   * MCP servers the page may enable for a chat turn (`mcp_servers` of a `chat` frame), by name, in the shape of
+   * `mcpServers` in openprogram.config.json (`openprogram serve --mcp <name>` passes the configured entries).
+   * Each is started on first use and stopped when the dispatcher closes; its tools ask for approval unless allowed.
+   */
+  mcpServers?: Record<string, McpServerConfig>;
 }
 
 /** A running dispatcher. */

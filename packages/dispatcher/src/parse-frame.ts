@@ -16,7 +16,13 @@ export type ParsedFrame =
 type Raw = Record<string, unknown>;
 
 const ACTIONS: { [A in ClientAction]: (fields: FieldReader) => Extract<ClientFrame, { type: A }> } = {
-  chat: (f) => ({ type: "chat", ...f.optionalSessionId(), text: f.string("text"), ...f.optionalString("from", 128) }),
+  chat: (f) => ({
+    type: "chat",
+    ...f.optionalSessionId(),
+    text: f.string("text"),
+    ...f.optionalString("from", 128),
+    ...f.optionalNames("mcp_servers"),
+  }),
   run: (f) => ({
     type: "run",
     ...f.optionalSessionId(),
@@ -61,6 +67,7 @@ const ACTIONS: { [A in ClientAction]: (fields: FieldReader) => Extract<ClientFra
     ...f.optionalInteger("keep_recent_tokens", 0, Number.MAX_SAFE_INTEGER),
   }),
   list_programs: () => ({ type: "list_programs" }),
+  list_mcp_servers: () => ({ type: "list_mcp_servers" }),
   list_branches: (f) => ({ type: "list_branches", session_id: f.sessionId() }),
   checkout: (f) => ({ type: "checkout", session_id: f.sessionId(), node_id: f.string("node_id") }),
   name_branch: (f) => ({
@@ -191,6 +198,22 @@ class FieldReader {
     if (typeof value !== "boolean")
       throw new InvalidInputError(`${this.action}.${name} must be true or false, not ${describeValue(value)}.`);
     return { [name]: value } as Record<K, boolean>;
+  }
+
+  /** A list of at most 32 non-empty names of at most 128 characters each. */
+  optionalNames<K extends string>(name: K): Partial<Record<K, string[]>> {
+    const value = this.raw[name];
+    if (value === undefined || value === null) return {};
+    if (!Array.isArray(value) || value.length > 32)
+      throw new InvalidInputError(
+        `${this.action}.${name} must be a list of at most 32 names, not ${describeValue(value)}.`,
+      );
+    for (const entry of value as unknown[])
+      if (typeof entry !== "string" || entry === "" || entry.length > 128)
+        throw new InvalidInputError(
+          `${this.action}.${name} must hold names (non-empty strings of at most 128 characters), not ${describeValue(entry)}.`,
+        );
+    return { [name]: value as string[] } as Record<K, string[]>;
   }
 
   anyJson<K extends string>(name: K): Partial<Record<K, unknown>> {

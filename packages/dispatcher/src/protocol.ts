@@ -3,6 +3,8 @@
 import {
   unserialisableResult,
   type AskOutcome,
+  type BudgetDimension,
+  type BudgetScope,
   type JsonSchema,
   type SessionDetail,
   type SessionNode,
@@ -39,6 +41,11 @@ export interface ChatFrame extends ClientFrameBase {
   text: string;
   /** Edit and resend: a past user message of the session; the text forks beside it on a new branch. */
   from?: string;
+  /**
+   * MCP servers (names from `mcp_servers`) whose tools this turn offers the model, as `chat --mcp` does; their
+   * tools ask for approval unless the server's entry `allow`s them.
+   */
+  mcp_servers?: string[];
 }
 
 /** Runs a registered program with `input`. */
@@ -160,6 +167,11 @@ export interface ListProgramsFrame extends ClientFrameBase {
   type: "list_programs";
 }
 
+/** Lists the MCP servers whose tools a `chat` frame may enable (`mcp_servers`). */
+export interface ListMcpServersFrame extends ClientFrameBase {
+  type: "list_mcp_servers";
+}
+
 /** Every frame a client may send. */
 export type ClientFrame =
   | ChatFrame
@@ -177,6 +189,7 @@ export type ClientFrame =
   | ArchiveSessionFrame
   | CompactFrame
   | ListProgramsFrame
+  | ListMcpServersFrame
   | BranchClientFrame;
 
 /** The `type` of a client frame. */
@@ -192,6 +205,15 @@ export interface ProgramInfo {
   doc: string;
   /** The JSON Schema (draft 2020-12) of its input when it declares one (`agenticFunction({ input })`); the page builds its form from it. */
   input_schema: JsonSchema | null;
+}
+
+/** An MCP server the dispatcher offers (`openprogram serve --mcp <name>`). */
+export interface McpServerInfo {
+  name: string;
+  /** "stdio": a program the dispatcher starts; "http": a Streamable HTTP endpoint. */
+  transport: "stdio" | "http";
+  /** Its tools that run without asking (the entry's `allow`); the others ask for approval. */
+  allow: string[];
 }
 
 /** An error as it travels in frames. */
@@ -312,6 +334,30 @@ export interface SessionDetailFrame {
   usage: SessionUsage;
   /** Which nodes this frame holds: `nodes` and `conversation` are one page of them, newest first by pages. */
   page: SessionDetailPage;
+  /** Only when the dispatcher has budgets (`serve --max-turn-tokens ...`): each beside what was spent against it. */
+  budgets?: SessionBudgets;
+}
+
+/** The budgets of the dispatcher's turns beside the session's spending (the core's describeBudgets). */
+export interface SessionBudgets {
+  /** One per configured limit (scope and dimension), in the order exec, turn, session, program. */
+  standings: BudgetStandingInfo[];
+  /** The budget that stopped the session's latest turn, with the error's message; null when none did. */
+  stopped_by: { scope: BudgetScope; dimension: BudgetDimension; message: string } | null;
+}
+
+/** One configured limit: a bar on the page. */
+export interface BudgetStandingInfo {
+  scope: BudgetScope;
+  dimension: BudgetDimension;
+  /** Tokens, US dollars or seconds. */
+  limit: number;
+  /** Spent against it (the latest turn, the session, the program's day); null for exec budgets (each exec on its own). */
+  spent: number | null;
+  /** What `spent` covers, in words. */
+  over: string;
+  /** This budget stopped the session's latest turn. */
+  stopped_turn: boolean;
 }
 
 /** The page a `session_detail` holds. */
@@ -415,6 +461,12 @@ export interface ProgramsFrame {
   programs: ProgramInfo[];
 }
 
+/** Answer to `list_mcp_servers` (an empty list when the dispatcher offers none). */
+export interface McpServersFrame {
+  type: "mcp_servers";
+  servers: McpServerInfo[];
+}
+
 /**
  * The model asked for a tool and its execution began (`node_id`: the code node
  * recording it, under the llm node `llm_node_id`), then ended (`ok`, or the
@@ -503,6 +555,7 @@ export type ServerFrame =
   | SessionDeletedFrame
   | SessionArchivedFrame
   | ProgramsFrame
+  | McpServersFrame
   | BranchServerFrame
   | CompactionFrame
   | CompactedFrame

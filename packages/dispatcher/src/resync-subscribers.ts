@@ -1,4 +1,4 @@
-import { hasErrorCode, type SessionDB } from "@openprogram/session-context";
+import { hasErrorCode, type Budgets, type SessionDB } from "@openprogram/session-context";
 import type { SessionDetailFrame } from "./protocol.js";
 import { sessionDetailFrame } from "./session-detail.js";
 import { latestTurn, questionFrameOf } from "./stopped-turns.js";
@@ -17,11 +17,12 @@ export async function resyncSubscribers(
   sessionId: string,
   reason: string,
   runningElsewhere: boolean,
+  budgets: Budgets | null = null,
 ): Promise<void> {
   subscriptions.deliver(sessionId, { type: "resync", session_id: sessionId, reason });
   let detail: SessionDetailFrame;
   try {
-    detail = await sessionDetailFrame(db, sessionId, runningElsewhere);
+    detail = await sessionDetailFrame(db, sessionId, runningElsewhere, {}, budgets);
   } catch (error) {
     // Deleted while its frames were missed (session_deleted was one of them).
     if (!hasErrorCode(error, "session_not_found")) throw error;

@@ -1,6 +1,12 @@
-import { describeSession, withLiveStatus, type SessionDB, type SessionNode } from "@openprogram/session-context";
+import {
+  describeSession,
+  withLiveStatus,
+  type Budgets,
+  type SessionDB,
+  type SessionNode,
+} from "@openprogram/session-context";
 import type { SessionDetailFrame, SessionDetailPage } from "./protocol.js";
-import { sessionUsageForPage } from "./session-usage.js";
+import { sessionBudgetsForPage, sessionUsageForPage } from "./session-usage.js";
 import { latestTurn, resumableInfo } from "./stopped-turns.js";
 
 /** Nodes a `session_detail` carries unless the request asks for fewer. */
@@ -23,13 +29,15 @@ export interface DetailPageRequest {
  * One page of the session as `session_detail` carries it: the answer to
  * `get_session`, and the snapshot a resync sends to subscribers that may have
  * missed frames (its newest page). `busy`: a turn of it runs here or on
- * another replica.
+ * another replica. With `budgets` (the dispatcher's), each stands beside the
+ * session's spending.
  */
 export async function sessionDetailFrame(
   db: SessionDB,
   sessionId: string,
   busy: boolean,
   request: DetailPageRequest = {},
+  budgets: Budgets | null = null,
 ): Promise<SessionDetailFrame> {
   const detail = await describeSession(sessionId, { db });
   // Judged by its lease, as the list is: `running` with nobody holding it is interrupted.
@@ -49,6 +57,7 @@ export async function sessionDetailFrame(
     resumable: busy ? null : resumableInfo(latestTurn(db, sessionId)),
     usage: await sessionUsageForPage(db, sessionId),
     page,
+    ...(budgets ? { budgets: await sessionBudgetsForPage(db, sessionId, budgets) } : {}),
   };
 }
 

@@ -30,6 +30,7 @@ import type { ChatFrame, FrameError, RunFrame, SessionFrame, TurnDoneFrame, Turn
 import type { Subscriptions } from "./subscriptions.js";
 import type { WebAsker } from "./web-asker.js";
 import type { Cluster } from "./cluster/cluster.js";
+import { McpServerChoices } from "./mcp-servers.js";
 
 /** What turns need from the dispatcher. */
 export interface TurnDependencies {
@@ -51,6 +52,8 @@ export interface TurnDependencies {
   budgets?: Budgets | null;
   /** Provider capacity every turn shares (null: none). */
   limits?: LimitsConfig | ProviderLimits | null;
+  /** The MCP servers a chat turn may enable (absent: none). */
+  mcp?: McpServerChoices;
 }
 
 interface RunningTurn {
@@ -64,7 +67,7 @@ interface RunningTurn {
 
 /** What a turn runs: a chat, a registered program, or the continuation of a stopped turn. */
 type TurnWork =
-  | { kind: "chat"; text: string; from?: string }
+  | { kind: "chat"; text: string; from?: string; mcpServers?: string[] }
   | { kind: "run"; program: RegisteredProgram; input: unknown; approveTools: boolean }
   | { kind: "resume"; prepared: PreparedResume };
 
@@ -152,7 +155,12 @@ export class Turns {
     } else {
       // What sessionContext will pick for the turn (a broken configuration throws here, before anything is written).
       requireRuntime("the dispatcher runs without a model, so chat cannot answer", { runtime: this.deps.runtime });
-      work = { kind: "chat", text: frame.text, ...(frame.from !== undefined ? { from: frame.from } : {}) };
+      work = {
+        kind: "chat",
+        text: frame.text,
+        ...(frame.from !== undefined ? { from: frame.from } : {}),
+        ...(frame.mcp_servers?.length ? { mcpServers: frame.mcp_servers } : {}),
+      };
     }
     const turn = this.reserve(client, frame.session_id ?? null);
     turn.done = this.execute(client, work, frame.client_msg_id, turn).finally(() => this.release(client, turn));
@@ -332,6 +340,12 @@ export class Turns {
     try {
       // The input schema's refusal, before any session is opened (an error frame, nothing created).
       if (work.kind === "run") await work.program.validateInput(work.input);
+      // The enabled MCP servers' tools, before any session is opened: a server that is not offered, or cannot
+      // start, is an error frame naming it (and its stderr), nothing written.
+      const tools =
+        work.kind === "chat" && work.mcpServers
+          ? await (this.deps.mcp ?? new McpServerChoices()).toolsFor(work.mcpServers)
+          : [];
       // A turn on an existing session takes the cluster lease before the core opens it: a refusal writes nothing.
       if (turn.sessionId !== null) await this.lease(turn, turn.sessionId);
       const result = await sessionContext(
@@ -378,7 +392,11 @@ export class Turns {
             created: session.created,
             ...labels,
           });
-          if (work.kind === "chat") return chat(work.text, work.from !== undefined ? { from: work.from } : {});
+          if (work.kind === "chat")
+            return chat(work.text, {
+              ...(work.from !== undefined ? { from: work.from } : {}),
+              ...(tools.length > 0 ? { tools } : {}),
+            });
           if (work.kind === "run") return work.program.invoke(work.input);
           return resumeTurn(work.prepared);
         },

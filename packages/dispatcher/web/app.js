@@ -7,6 +7,8 @@ import { formFits, readFields, renderFields } from "./input-form.js";
 import { keepingOpen } from "./keep-open.js";
 import { fillModelCall, modelCallBlock, showModelCalls } from "./model-calls.js";
 import { showUsage } from "./usage.js";
+import { showBudgets } from "./budgets.js";
+import { chosenMcpServers, showMcpServers } from "./mcp-servers.js";
 import { isToolNode, toolBlock } from "./tool-nodes.js";
 import { createBranchView } from "./branches.js";
 import { addCompactButton, compactionNote, foldSummary, summaryIdOf } from "./summary-block.js";
@@ -69,6 +71,7 @@ function connect() {
     onOpen: () => {
       $("token-form").hidden = true;
       send({ type: "list_programs" });
+      send({ type: "list_mcp_servers" });
       requestSessions();
       // Subscribing again re-sends the open session's pending questions and the text so far of a streaming reply.
       state.streams = new Map();
@@ -122,6 +125,8 @@ function handle(frame) {
       return;
     case "sessions":
       return renderSessionList(frame.sessions);
+    case "mcp_servers":
+      return showMcpServers($("mcp-servers"), $("mcp-server-list"), frame.servers);
     case "programs":
       state.programs = frame.programs;
       return renderPrograms();
@@ -202,6 +207,7 @@ function handle(frame) {
       state.summaryId = summaryIdOf(frame.meta);
       showArchived(frame.session.archived === true);
       showUsage($("usage"), frame.usage ?? null);
+      showBudgets($("budgets"), $("budget-list"), frame.budgets ?? null);
       setStatus(frame.session.status);
       setBusy(frame.busy);
       return scheduleRender();
@@ -269,6 +275,7 @@ function selectSession(sessionId, { fresh = false } = {}) {
   state.resumable = null;
   showEarlierButton(null);
   showUsage($("usage"), null);
+  showBudgets($("budgets"), $("budget-list"), null);
   branches.reset();
   const params = new URLSearchParams(location.search);
   if (sessionId) params.set("session", sessionId);
@@ -498,13 +505,14 @@ function renderMessageList() {
       item.className = `llm${status === "running" ? " streaming" : ""}${status === "cancelled" ? " stopped" : ""}`;
       // A finished reply is formatted (Markdown, JSON); one streaming or cut short stays plain text.
       const finished = status === "completed" || status === undefined;
-      item.append(span("who", node.name), finished ? formatValue(node.output) : text(replyText(node)));
+      // A reply parsed against a schema shows its parsed value (a tree), not the JSON text it came as.
+      item.append(span("who", node.name), finished ? formatValue(replyValue(node), node.id) : text(replyText(node)));
     } else if (node.role === "code") {
       const status = node.metadata.status;
       item.className = `code${status === "cancelled" ? " stopped" : ""}`;
       // The call on one line, its result once below it, formatted.
       item.append(span("who", `program ${node.name}`), span("call", `${node.name}(${stringOf(node.input)})`));
-      if (status === "completed") item.append(resultBlock(node.output));
+      if (status === "completed") item.append(resultBlock(node.output, node.id));
       else if (status) item.append(span(`outcome status-${status}`, status === "cancelled" ? "stopped" : status));
       // A program's model calls as they stream, in the conversation as well as in the call tree.
       if (status === "running") {
@@ -569,8 +577,10 @@ function renderCallTree() {
       pre.className = "stream";
       pre.textContent = state.streams.get(node.id);
       item.append(pre);
-    } else if (node.role === "llm")
+    } else if (node.role === "llm") {
+      if (hasParsedOutput(node)) item.append(parsedBlock(node));
       item.append(modelCallBlock(node.id, () => send({ type: "get_calls", session_id: state.sessionId })));
+    }
     if (node.role === "code" && typeof node.metadata.doc === "string" && node.metadata.doc !== "") {
       const details = document.createElement("details");
       details.dataset.openKey = `doc:${node.id}`;
@@ -598,10 +608,28 @@ function summaryAppliesTo(node, onBranch) {
   return node.id === state.summaryId && Array.isArray(covers) && covers.every((id) => onBranch.has(id));
 }
 
-function resultBlock(value) {
+function resultBlock(value, owner) {
   const block = document.createElement("div");
   block.className = "result";
-  block.append(formatValue(value));
+  block.append(formatValue(value, `${owner}:result`));
+  return block;
+}
+
+/** True for an llm node whose reply was parsed against the exec's schema (`exec(..., { schema })`). */
+function hasParsedOutput(node) {
+  return node.metadata.status === "completed" && "parsed_output" in node.metadata;
+}
+
+/** What a finished reply shows: its parsed value when it has one, else its text. */
+function replyValue(node) {
+  return hasParsedOutput(node) ? node.metadata.parsed_output : node.output;
+}
+
+/** The parsed value of a structured reply in the call tree, as a tree under its label. */
+function parsedBlock(node) {
+  const block = document.createElement("div");
+  block.className = "parsed-output";
+  block.append(span("tool-label", "parsed"), formatValue(node.metadata.parsed_output, `${node.id}:parsed`));
   return block;
 }
 
@@ -767,7 +795,9 @@ $("chat-form").addEventListener("submit", (event) => {
   const message = input.value.trim();
   if (message === "" || state.busy) return;
   input.value = "";
-  startTurn({ type: "chat", text: message });
+  // The servers ticked give their tools to this turn.
+  const servers = chosenMcpServers($("mcp-server-list"));
+  startTurn({ type: "chat", text: message, ...(servers.length > 0 ? { mcp_servers: servers } : {}) });
 });
 
 $("chat-input").addEventListener("keydown", (event) => {

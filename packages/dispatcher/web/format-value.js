@@ -1,13 +1,15 @@
 // How a result or a reply is shown, once: text as text, Markdown rendered (by
-// markdown.js, which never parses HTML), JSON (a value, or a string holding
-// an object or array) pretty-printed.
+// markdown.js, which never parses HTML), an object or array (a value, or a
+// string holding one as JSON) as a collapsible tree (json-tree.js), other JSON
+// values pretty-printed.
+import { jsonTree } from "./json-tree.js";
 import { looksLikeMarkdown, renderMarkdown } from "./markdown.js";
 
-/** A DOM node showing `value` as its kind deserves. */
-export function formatValue(value) {
+/** A DOM node showing `value` as its kind deserves; `owner` keys a tree's toggles across redraws. */
+export function formatValue(value, owner = null) {
   if (typeof value === "string") {
     const parsed = jsonInside(value);
-    if (parsed !== undefined) return jsonBlock(parsed);
+    if (parsed !== undefined) return jsonTree(parsed, owner);
     if (looksLikeMarkdown(value)) return renderMarkdown(value);
     const text = document.createElement("div");
     text.className = "plain";
@@ -15,6 +17,7 @@ export function formatValue(value) {
     return text;
   }
   if (value === null || value === undefined) return document.createTextNode("");
+  if (typeof value === "object") return jsonTree(value, owner);
   return jsonBlock(value);
 }
 

@@ -14,21 +14,24 @@ export function toolBlock(node) {
   const block = document.createElement("div");
   block.className = "tool-call";
   block.dataset.toolCallId = node.metadata.tool_call_id;
-  block.append(labelled("arguments", "tool-arguments", node.input ?? {}));
+  block.append(labelled("arguments", "tool-arguments", node.input ?? {}, `${node.id}:arguments`));
   if (node.output !== null && node.output !== undefined) {
     const failed = node.metadata.is_error === true || isErrorResult(node.output);
-    block.append(labelled(failed ? "error" : "result", failed ? "tool-result tool-error" : "tool-result", node.output));
+    const label = failed ? "error" : "result";
+    block.append(
+      labelled(label, failed ? "tool-result tool-error" : "tool-result", node.output, `${node.id}:${label}`),
+    );
   }
   return block;
 }
 
-function labelled(label, className, value) {
+function labelled(label, className, value, owner) {
   const part = document.createElement("div");
   part.className = className;
   const name = document.createElement("span");
   name.className = "tool-label";
   name.textContent = label;
-  part.append(name, formatValue(value));
+  part.append(name, formatValue(value, owner));
   return part;
 }
 

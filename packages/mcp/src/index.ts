@@ -10,7 +10,7 @@ export {
 } from "./resources.js";
 export { getMcpPrompt, listMcpPrompts, type McpPrompt, type McpPromptEntry, type McpPromptMessage } from "./prompts.js";
 export { closeMcpServers, openMcpServerCount } from "./server-pool.js";
-export { configuredServers, type ConfigLookup, type ConfiguredServers } from "./load-config.js";
+export { configuredServer, configuredServers, type ConfigLookup, type ConfiguredServers } from "./load-config.js";
 export type {
   CheckedServer,
   HttpServerConfig,

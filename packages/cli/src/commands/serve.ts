@@ -3,7 +3,7 @@ import type { ServedProgram, ServeFlags, ServeOptions } from "@openprogram/dispa
 import { InvalidInputError, moduleProgramRef } from "@openprogram/session-context";
 import type { CommandContext, CommandResult } from "../command-context.js";
 import type { CliIo } from "../io.js";
-import { loadDispatcher, loadProcessRunner, loadResearch } from "../contracts.js";
+import { loadDispatcher, loadMcp, loadProcessRunner, loadResearch } from "../contracts.js";
 import { loadProgram } from "../load-program.js";
 import { parseProgramSpec } from "../program-spec.js";
 import { reportFailure } from "../report.js";
@@ -19,6 +19,8 @@ export interface ServeCommandFlags extends BudgetFlags {
   allowedOrigin?: string[];
   program?: string[];
   isolate?: boolean;
+  /** MCP servers (mcpServers in the configuration) whose tools the page may enable for a chat turn. */
+  mcp?: string[];
   graceMs?: string;
   sessionsRoot?: string;
   maxTurns?: string;
@@ -59,6 +61,7 @@ export async function serveCommand(flags: ServeCommandFlags, context: CommandCon
       programs,
       programRefs,
       ...serveBudgets(flags, context.io),
+      ...(await serveMcp(flags, context.io)),
       ...(flags.logFormat !== undefined ? { logFormat: flags.logFormat } : {}),
     };
     await dispatcher.serve(options);
@@ -74,9 +77,30 @@ function serveBudgets(flags: ServeCommandFlags, io: CliIo): Pick<ServeOptions, "
   return { ...(budgets ? { budgets } : {}), ...(limits ? { providerLimits: limits } : {}) };
 }
 
+/**
+ * The `--mcp` servers' entries from the configuration (the project's file only once trusted, as `chat --mcp`
+ * reads them); an unknown or refused name stops `serve` before it listens.
+ */
+async function serveMcp(flags: ServeCommandFlags, io: CliIo): Promise<Pick<ServeOptions, "mcpServers">> {
+  if (flags.mcp === undefined || flags.mcp.length === 0) return {};
+  const mcp = await loadMcp();
+  const servers = Object.fromEntries(
+    flags.mcp.map((name) => [name, mcp.configuredServer(name, { env: io.env, cwd: io.cwd }).config]),
+  );
+  return { mcpServers: servers };
+}
+
 /** Flags as typed; the dispatcher validates them and names the flag in its errors. */
 function serveFlags(flags: ServeCommandFlags): ServeFlags {
-  const { token, allowedOrigin, program: _program, isolate: _isolate, logFormat: _logFormat, ...withBudgets } = flags;
+  const {
+    token,
+    allowedOrigin,
+    program: _program,
+    isolate: _isolate,
+    logFormat: _logFormat,
+    mcp: _mcp,
+    ...withBudgets
+  } = flags;
   const {
     maxTurnTokens: _t,
     maxTurnCost: _c,

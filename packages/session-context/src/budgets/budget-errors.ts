@@ -71,6 +71,17 @@ export class InvalidBudgetError extends OpenProgramError {
   }
 }
 
+/**
+ * Which budget a recorded BudgetExceededError names, read back from its message (records keep an error's code and
+ * message, not its fields), or null when the message is not one of this class's.
+ */
+export function budgetOfMessage(message: string): { scope: BudgetScope; dimension: BudgetDimension } | null {
+  const match = /^The (exec|turn|session|program) (token|cost|time) budget is exceeded/.exec(message);
+  if (!match) return null;
+  const dimension = (Object.keys(NOUN) as BudgetDimension[]).find((key) => NOUN[key] === match[2]);
+  return dimension ? { scope: match[1] as BudgetScope, dimension } : null;
+}
+
 function amount(dimension: BudgetDimension, value: number): string {
   if (dimension === "cost") return `$${Number(value.toFixed(6))}`;
   if (dimension === "seconds") return `${Number(value.toFixed(3))} s`;

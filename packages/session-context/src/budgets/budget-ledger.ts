@@ -35,6 +35,8 @@ export interface BudgetLedger {
    * the key's total seconds since, every caller's included.
    */
   chargeSeconds(key: string, seconds: number): Promise<number>;
+  /** What `key` has spent (settled), or null when nothing was charged to it yet (shown beside the budget). */
+  spent?(key: string): Promise<Spend | null>;
 }
 
 /** A ledger in this process's memory: one process's turns share it (the default for program budgets). */
@@ -74,5 +76,10 @@ export class MemoryBudgetLedger implements BudgetLedger {
     const total = (this.seconds.get(key) ?? 0) + seconds;
     this.seconds.set(key, total);
     return Promise.resolve(total);
+  }
+
+  spent(key: string): Promise<Spend | null> {
+    const entry = this.entries.get(key);
+    return Promise.resolve(entry ? { ...entry.spent } : null);
   }
 }

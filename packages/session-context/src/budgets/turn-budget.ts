@@ -22,6 +22,16 @@ export interface ScopeLedger {
 /** Program budgets of this process when no shared ledger is given: its turns share them. */
 const processLedger = new MemoryBudgetLedger();
 
+/** Where program spending under `budgets` is kept: their shared ledger, else this process's. */
+export function programLedgerOf(budgets: Budgets): BudgetLedger {
+  return budgets.ledger ?? processLedger;
+}
+
+/** The ledger key of a program's day: `program:<name>:<YYYY-MM-DD in its time zone>`. */
+export function programKeyOf(program: NonNullable<Budgets["program"]>, ref: string | null, now: Date): string {
+  return `program:${program.name ?? ref ?? "default"}:${dayIn(program.timeZone ?? "UTC", now)}`;
+}
+
 /**
  * The budgets of one turn and what it spent: made by `sessionContext` when
  * it is given budgets, shared by every context nested in the turn. Session
@@ -87,9 +97,8 @@ export class TurnBudget {
   private programScope(now: Date): ScopeLedger | null {
     const program = this.budgets.program;
     if (!program) return null;
-    const name = program.name ?? this.where.program() ?? "default";
-    const ledger = this.budgets.ledger ?? processLedger;
-    const key = `program:${name}:${dayIn(program.timeZone ?? "UTC", now)}`;
+    const ledger = programLedgerOf(this.budgets);
+    const key = programKeyOf(program, this.where.program(), now);
     return {
       scope: "program",
       limit: program,

@@ -3,7 +3,7 @@ import { requireContext, callIdOf } from "../context/accessors.js";
 import type { ActiveContext } from "../context/types.js";
 import { InvalidInputError } from "../errors.js";
 import { mintNodeId } from "../ids.js";
-import { InvalidModelOutputError, ToolLoopLimitError } from "../errors.js";
+import { InvalidModelOutputError, serializeError, ToolLoopLimitError } from "../errors.js";
 import { toRecordable } from "../json/recordable.js";
 import type { ParsedReply, StructuredOutput } from "../structured/structured-output.js";
 import { partialObjects } from "../structured/partial-objects.js";
@@ -348,7 +348,8 @@ export class ModelRuntime implements Runtime {
       else {
         record.slot = step?.slot ?? null;
         reply = await this.send(context, record, callId, requestOptions, iteration === 1 ? before : undefined);
-        guard?.throwIfCrossed(); // the reply is recorded; a budget it took past its limit stops the exec here
+        // The reply is recorded; a budget it took past its limit stops the exec here, and its node says so.
+        await this.stopIfCrossed(context, guard, reply.nodeId);
       }
       if (!loop || reply.toolCalls.length === 0) {
         if (!structured || !reply.parsed) return reply.text;
@@ -379,6 +380,20 @@ export class ModelRuntime implements Runtime {
   }
 
   /** Sends one rendered prompt and records its llm node; resolves to the reply. */
+  /**
+   * Throws the BudgetExceededError of a budget the reply just recorded took past its limit, after noting it on
+   * that llm node (`stopped_by_budget`): a chat turn has no call of its own to record the failure, and the page
+   * names the budget that stopped a turn from the record.
+   */
+  private async stopIfCrossed(context: ActiveContext, guard: CallBudget | null, nodeId: string): Promise<void> {
+    try {
+      guard?.throwIfCrossed();
+    } catch (error) {
+      await context.writer.update(nodeId, { metadata: { stopped_by_budget: serializeError(error) } });
+      throw error;
+    }
+  }
+
   private async send(
     context: ActiveContext,
     record: PromptRecord,

@@ -72,6 +72,10 @@ describe("openprogram recordings list", () => {
     expect(table.stdout).toMatch(/^FILE +CALLS +MODELS +TOKENS +SIZE +MODIFIED/);
     expect(table.stdout).toMatch(/^test\/__recordings__\/used\.jsonl +2 +gpt-test +20\/4 +\d+ B +\d{4}-/m);
     expect(table.stdout).toMatch(/^cut\.jsonl +cannot replay: call 0 has no call_end/m);
+
+    const missing = await runCli(["recordings", "list", join(project, "no-such-folder")], { env: home.env() });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("no-such-folder is not a folder; give the folder to search for recordings");
   });
 });
 

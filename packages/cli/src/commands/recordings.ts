@@ -1,8 +1,9 @@
-import { rmSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import { relative, resolve } from "node:path";
 import {
   clipLine,
   findRecordings,
+  InvalidInputError,
   readRecording,
   unreferencedRecordings,
   type FoundRecording,
@@ -129,7 +130,8 @@ export async function listRecordingsCommand(
   flags: RecordingFlags,
   context: CommandContext,
 ): Promise<number> {
-  const root = resolve(context.io.cwd, dir ?? ".");
+  const root = folder(dir, flags, context);
+  if (typeof root === "number") return root;
   const found = findRecordings(root);
   if (flags.json) {
     writeJson(context.io.stdout, { dir: root, recordings: found.map((item) => foundJson(root, item)) });
@@ -165,7 +167,8 @@ export async function pruneRecordingsCommand(
   flags: PruneFlags,
   context: CommandContext,
 ): Promise<number> {
-  const root = resolve(context.io.cwd, dir ?? ".");
+  const root = folder(dir, flags, context);
+  if (typeof root === "number") return root;
   const { io } = context;
   const unused = unreferencedRecordings(root);
   const removed: string[] = [];
@@ -199,6 +202,17 @@ export async function pruneRecordingsCommand(
           "Check the list (a name a test builds at run time is not seen), then run again with --yes to remove them.",
   );
   return EXIT_CODES.ok;
+}
+
+/** The folder to search, or the exit code after saying it is not one. */
+function folder(dir: string | undefined, flags: { json?: boolean }, context: CommandContext): string | number {
+  const root = resolve(context.io.cwd, dir ?? ".");
+  if (statSync(root, { throwIfNoEntry: false })?.isDirectory()) return root;
+  return reportFailure(
+    context,
+    new InvalidInputError(`${root} is not a folder; give the folder to search for recordings (default: here).`),
+    { json: flags.json === true, during: "setup" },
+  );
 }
 
 function foundJson(root: string, item: FoundRecording): Record<string, unknown> {

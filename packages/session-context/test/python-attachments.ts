@@ -1,7 +1,6 @@
 // Attachment sessions for the two-way proof against Python OpenProgram (python-attachments.test.ts and
 // fixtures/python-attachments/make-fixtures.ts): the session our runtime writes, the exec that continues the
 // session Python's web chat wrote, and the Python script that reads both with Python's own code.
-import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,6 +13,7 @@ import {
   type SessionDB,
 } from "../src/index.js";
 import { startFakeOpenAIServer, type ReceivedRequest } from "../src/testing/index.js";
+import { runPythonScript } from "./python-fixtures.js";
 
 /** The folder of the committed fixtures and the script that made them. */
 export const FIXTURES = fileURLToPath(new URL("./fixtures/python-attachments/", import.meta.url));
@@ -70,12 +70,7 @@ export const SAFE_NAME_CASES = [
 
 /** Runs the Python script with Python OpenProgram's source at `source`; its JSON output. */
 export function runPython<T>(source: string, args: string[]): T {
-  const output = execFileSync("python3", [PYTHON_SCRIPT, ...args], {
-    encoding: "utf8",
-    env: { ...process.env, OPENPROGRAM_PYTHON_SRC: source },
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  return JSON.parse(output) as T;
+  return runPythonScript<T>(PYTHON_SCRIPT, source, args);
 }
 
 /** A marker as Python's attachments.find_markers reads it, and what Python finds at its path. */

@@ -1,12 +1,12 @@
 // Tool-call sessions for the two-way proof against Python OpenProgram (python-tool-calls.test.ts and
 // fixtures/python-tool-calls/make-fixtures.ts): the session our runtime writes, the turns that continue
 // the session Python's store wrote, and the Python script that renders both with Python's own code.
-import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { agenticFunction, chat, createRuntime, sessionContext, tool, type SessionDB } from "../src/index.js";
 import { startFakeOpenAIServer, type FakeReply, type ReceivedRequest } from "../src/testing/index.js";
+import { runPythonScript } from "./python-fixtures.js";
 
 /** The folder of the committed fixtures and the script that made them. */
 export const FIXTURES = fileURLToPath(new URL("./fixtures/python-tool-calls/", import.meta.url));
@@ -71,12 +71,7 @@ export interface PythonNextRequest {
 
 /** Runs the Python script with Python OpenProgram's source at `source`; its JSON output. */
 export function runPython<T>(source: string, args: string[]): T {
-  const output = execFileSync("python3", [PYTHON_SCRIPT, ...args], {
-    encoding: "utf8",
-    env: { ...process.env, OPENPROGRAM_PYTHON_SRC: source },
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  return JSON.parse(output) as T;
+  return runPythonScript<T>(PYTHON_SCRIPT, source, args);
 }
 
 // The session our runtime writes: a chat turn, then an agentic function that calls another one directly and

@@ -2,30 +2,15 @@
 // list a session's branch tips, move its head, name a tip. Edit and resend is
 // the `chat` frame with `from`.
 import type { BranchTipRecord } from "@openprogram/session-context";
+import type * as schemas from "./client-frames.js";
+import type { FrameOf } from "./client-frames.js";
 
 /** Lists the session's branch tips; answered with `branches`. */
-export interface ListBranchesFrame {
-  type: "list_branches";
-  session_id: string;
-  client_msg_id?: string;
-}
-
+export type ListBranchesFrame = FrameOf<typeof schemas.listBranchesFrame>;
 /** Moves the session's head to a node of one of its branches; `head_moved` and `branches` follow. */
-export interface CheckoutFrame {
-  type: "checkout";
-  session_id: string;
-  node_id: string;
-  client_msg_id?: string;
-}
-
+export type CheckoutFrame = FrameOf<typeof schemas.checkoutFrame>;
 /** Names a branch tip (meta.json `branches`, as Python OpenProgram keeps names); `branches` follows. */
-export interface NameBranchFrame {
-  type: "name_branch";
-  session_id: string;
-  head_id: string;
-  name: string;
-  client_msg_id?: string;
-}
+export type NameBranchFrame = FrameOf<typeof schemas.nameBranchFrame>;
 
 /** The branch frames a client may send. */
 export type BranchClientFrame = ListBranchesFrame | CheckoutFrame | NameBranchFrame;

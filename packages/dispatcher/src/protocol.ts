@@ -15,6 +15,8 @@ import {
   type ToolResultRecord,
 } from "@openprogram/session-context";
 import type { BranchClientFrame, BranchServerFrame } from "./branch-protocol.js";
+import type * as schemas from "./client-frames.js";
+import type { FrameOf } from "./client-frames.js";
 
 export type * from "./branch-protocol.js";
 
@@ -24,153 +26,41 @@ export const PROTOCOL_VERSION = 1;
 /** Frames larger than this are refused by the WebSocket layer (close code 1009). */
 export const MAX_FRAME_BYTES = 1024 * 1024;
 
-/** Longest `client_msg_id` accepted; it is echoed back, so it stays small. */
-export const MAX_CLIENT_MSG_ID_LENGTH = 128;
+export { MAX_CLIENT_MSG_ID_LENGTH } from "./client-frames.js";
 
-/** Fields every client frame may carry. */
-interface ClientFrameBase {
-  /** Echoed in the `session`, `turn_done`, `turn_failed` and `error` frames this frame causes. */
-  client_msg_id?: string;
-}
-
+// Client frames: defined once as zod schemas in client-frames.ts (parse-frame.ts parses with them); their types here.
 /** One chat turn: the user's text, answered by the configured model with the session's history. */
-export interface ChatFrame extends ClientFrameBase {
-  type: "chat";
-  /** Continue (or create under) this session; absent: a new session. */
-  session_id?: string;
-  text: string;
-  /** Edit and resend: a past user message of the session; the text forks beside it on a new branch. */
-  from?: string;
-  /**
-   * MCP servers (names from `mcp_servers`) whose tools this turn offers the model, as `chat --mcp` does; their
-   * tools ask for approval unless the server's entry `allow`s them.
-   */
-  mcp_servers?: string[];
-}
-
+export type ChatFrame = FrameOf<typeof schemas.chatFrame>;
 /** Runs a registered program with `input`. */
-export interface RunFrame extends ClientFrameBase {
-  type: "run";
-  session_id?: string;
-  program: string;
-  input?: unknown;
-  /** Every tool call of this turn runs without asking, also those of tools declared `needsApproval`. */
-  approve_tools?: boolean;
-}
-
-/**
- * Answers a pending question. `session_id` (the `question` frame's) is needed
- * for a question whose asking process is gone (asked before a restart): the
- * answer is recorded and the turn resumed here by replay, like a `resume`.
- */
-export interface AnswerFrame extends ClientFrameBase {
-  type: "answer";
-  session_id?: string;
-  question_id: string;
-  value: string;
-}
-
-/**
- * Continues the session's latest interrupted, failed, cancelled or waiting
- * turn (or `turn_id`) here, by replay: recorded calls give their recorded
- * results, no model request is repeated. Answered like a `run`.
- */
-export interface ResumeFrame extends ClientFrameBase {
-  type: "resume";
-  session_id: string;
-  turn_id?: string;
-}
-
-/** Declines a pending question; `session_id`, when sent, must be the question's. */
-export interface DeclineFrame extends ClientFrameBase {
-  type: "decline";
-  session_id?: string;
-  question_id: string;
-  reason?: string;
-}
-
+export type RunFrame = FrameOf<typeof schemas.runFrame>;
+/** Answers a pending question (see client-frames.ts). */
+export type AnswerFrame = FrameOf<typeof schemas.answerFrame>;
+/** Continues the session's latest stopped turn (or `turn_id`) here, by replay. */
+export type ResumeFrame = FrameOf<typeof schemas.resumeFrame>;
+/** Declines a pending question. */
+export type DeclineFrame = FrameOf<typeof schemas.declineFrame>;
 /** Cancels the session's running turn. */
-export interface StopFrame extends ClientFrameBase {
-  type: "stop";
-  session_id: string;
-}
-
+export type StopFrame = FrameOf<typeof schemas.stopFrame>;
 /** Receives the session's events (and its pending questions). */
-export interface SubscribeFrame extends ClientFrameBase {
-  type: "subscribe";
-  session_id: string;
-}
-
+export type SubscribeFrame = FrameOf<typeof schemas.subscribeFrame>;
 /** Stops receiving the session's events. */
-export interface UnsubscribeFrame extends ClientFrameBase {
-  type: "unsubscribe";
-  session_id: string;
-}
-
+export type UnsubscribeFrame = FrameOf<typeof schemas.unsubscribeFrame>;
 /** Lists sessions, most recently updated first. */
-export interface ListSessionsFrame extends ClientFrameBase {
-  type: "list_sessions";
-  limit?: number;
-  offset?: number;
-  /** Archived sessions too (hidden otherwise, as Python lists them); each entry says `archived`. */
-  include_archived?: boolean;
-}
-
-/** Meta, conversation and call nodes of one session. */
-export interface GetSessionFrame extends ClientFrameBase {
-  type: "get_session";
-  session_id: string;
-  /** At most this many nodes (default 1000, at most 5000; a page also stops at 4 MiB of nodes). */
-  limit?: number;
-  /** The page of nodes before this `seq` (a previous page's `page.first_seq`); absent: the newest. */
-  before_seq?: number;
-}
-
-/** Every model request of a session: what the model saw (see the core's describeModelCalls). */
-export interface GetCallsFrame extends ClientFrameBase {
-  type: "get_calls";
-  session_id: string;
-}
-
+export type ListSessionsFrame = FrameOf<typeof schemas.listSessionsFrame>;
+/** Meta, conversation and call nodes of one session, a page of them. */
+export type GetSessionFrame = FrameOf<typeof schemas.getSessionFrame>;
+/** Every model request of a session: what the model saw. */
+export type GetCallsFrame = FrameOf<typeof schemas.getCallsFrame>;
 /** Deletes a session that is not running a turn. */
-export interface DeleteSessionFrame extends ClientFrameBase {
-  type: "delete_session";
-  session_id: string;
-}
-
-/**
- * Archives a session (or with `archived: false` unarchives it) as Python's
- * `set_archived` does (the core's archiveSession): `list_sessions` hides it
- * from then on. Answered with `session_archived`, to its subscribers too.
- */
-export interface ArchiveSessionFrame extends ClientFrameBase {
-  type: "archive_session";
-  session_id: string;
-  /** Default true; false unarchives. */
-  archived?: boolean;
-}
-
-/**
- * Compacts a session now: the model summarises its history except the most
- * recent turns (the core's compactSession). Answered with `compacted`; its
- * subscribers get `compaction` frames and the summary's `node` frame.
- */
-export interface CompactFrame extends ClientFrameBase {
-  type: "compact";
-  session_id: string;
-  /** Tokens of recent conversation kept verbatim (default: the configuration's). */
-  keep_recent_tokens?: number;
-}
-
+export type DeleteSessionFrame = FrameOf<typeof schemas.deleteSessionFrame>;
+/** Archives (or unarchives) a session. */
+export type ArchiveSessionFrame = FrameOf<typeof schemas.archiveSessionFrame>;
+/** Compacts a session now. */
+export type CompactFrame = FrameOf<typeof schemas.compactFrame>;
 /** Lists the programs a `run` frame may name. */
-export interface ListProgramsFrame extends ClientFrameBase {
-  type: "list_programs";
-}
-
+export type ListProgramsFrame = FrameOf<typeof schemas.listProgramsFrame>;
 /** Lists the MCP servers whose tools a `chat` frame may enable (`mcp_servers`). */
-export interface ListMcpServersFrame extends ClientFrameBase {
-  type: "list_mcp_servers";
-}
+export type ListMcpServersFrame = FrameOf<typeof schemas.listMcpServersFrame>;
 
 /** Every frame a client may send. */
 export type ClientFrame =

@@ -1,15 +1,25 @@
+// @ts-check
 // The dispatcher's budgets on the page: one bar (a <meter>) per configured limit, what was spent against it beside
 // the limit, and which budget stopped the latest turn. `budgets` is the session_detail frame's `budgets` (the core's
-// describeBudgets), absent when the dispatcher has none.
+// describeBudgets), absent when the dispatcher has none. Type-checked against the protocol's types (tsconfig.web.json).
+
+/** @typedef {import("../src/protocol.js").SessionBudgets} SessionBudgets */
+/** @typedef {import("../src/protocol.js").BudgetStandingInfo} BudgetStandingInfo */
+/** @typedef {BudgetStandingInfo["dimension"]} Dimension */
 
 const SCOPE = { exec: "Each exec", turn: "Turn", session: "Session", program: "Program day" };
 const UNIT = { tokens: "tokens", cost: "cost", seconds: "time" };
 
-/** Replaces the budgets shown in `section` (hidden without budgets); text only, built with textContent. */
+/**
+ * Replaces the budgets shown in `section` (hidden without budgets); text only, built with textContent.
+ * @param {HTMLElement} section
+ * @param {HTMLElement} list
+ * @param {SessionBudgets | null} budgets
+ */
 export function showBudgets(section, list, budgets) {
   list.replaceChildren();
   section.hidden = !budgets || budgets.standings.length === 0;
-  if (section.hidden) return;
+  if (!budgets || section.hidden) return;
   for (const standing of budgets.standings) list.append(bar(standing));
   if (budgets.stopped_by) {
     const stop = document.createElement("li");
@@ -21,6 +31,7 @@ export function showBudgets(section, list, budgets) {
   }
 }
 
+/** @param {BudgetStandingInfo} standing */
 function bar(standing) {
   const item = document.createElement("li");
   item.className = standing.stopped_turn ? "budget stopped" : "budget";
@@ -58,10 +69,12 @@ function bar(standing) {
   return item;
 }
 
+/** @param {number} spent @param {number} limit */
 function percent(spent, limit) {
   return limit > 0 ? `${Math.round((100 * spent) / limit)}%` : spent > 0 ? "over" : "0%";
 }
 
+/** @param {Dimension} dimension @param {number} value */
 function amount(dimension, value) {
   if (dimension === "cost")
     return `$${value >= 1 || value === 0 ? value.toFixed(2) : value.toFixed(6).replace(/0+$/, "")}`;

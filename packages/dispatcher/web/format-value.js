@@ -1,3 +1,4 @@
+// @ts-check
 // How a result or a reply is shown, once: text as text, Markdown rendered (by
 // markdown.js, which never parses HTML), an object or array (a value, or a
 // string holding one as JSON) as a collapsible tree (json-tree.js), other JSON
@@ -5,7 +6,12 @@
 import { jsonTree } from "./json-tree.js";
 import { looksLikeMarkdown, renderMarkdown } from "./markdown.js";
 
-/** A DOM node showing `value` as its kind deserves; `owner` keys a tree's toggles across redraws. */
+/**
+ * A DOM node showing `value` as its kind deserves; `owner` keys a tree's toggles across redraws.
+ * @param {unknown} value
+ * @param {string | null} [owner]
+ * @returns {Node}
+ */
 export function formatValue(value, owner = null) {
   if (typeof value === "string") {
     const parsed = jsonInside(value);
@@ -21,6 +27,7 @@ export function formatValue(value, owner = null) {
   return jsonBlock(value);
 }
 
+/** @param {unknown} value */
 function jsonBlock(value) {
   const pre = document.createElement("pre");
   pre.className = "json";
@@ -28,7 +35,11 @@ function jsonBlock(value) {
   return pre;
 }
 
-/** The object or array a string holds as JSON, else undefined. */
+/**
+ * The object or array a string holds as JSON, else undefined.
+ * @param {string} text
+ * @returns {unknown}
+ */
 function jsonInside(text) {
   const trimmed = text.trim();
   if (!(trimmed.startsWith("{") && trimmed.endsWith("}")) && !(trimmed.startsWith("[") && trimmed.endsWith("]")))

@@ -1,3 +1,4 @@
+// @ts-check
 // A structured value (an object or an array: a program's result, a model reply parsed against its schema, a tool's
 // arguments) as a collapsible tree. Its text is the value's JSON, indented by two spaces, exactly as
 // JSON.stringify(value, null, 2) writes it (so copying it gives the JSON), `…` standing for what is folded (built
@@ -13,6 +14,11 @@ const toggled = new Map();
  * A `<pre class="json json-tree">` showing `value`. `owner` (a node id and what of it is shown) keys the state of
  * its toggles across redraws; without one they start over at each redraw.
  */
+/**
+ * @param {unknown} value
+ * @param {string | null} [owner]
+ * @returns {HTMLPreElement}
+ */
 export function jsonTree(value, owner = null) {
   const pre = document.createElement("pre");
   pre.className = "json json-tree";
@@ -20,12 +26,21 @@ export function jsonTree(value, owner = null) {
   return pre;
 }
 
+/**
+ * Appends `value` at `depth` (its JSON path `path`) to `parent`.
+ * @param {HTMLElement} parent
+ * @param {unknown} value
+ * @param {number} depth
+ * @param {string} path
+ * @param {string | null} owner
+ */
 function appendValue(parent, value, depth, path, owner) {
   if (value === null || typeof value !== "object") {
     parent.append(scalar(value));
     return;
   }
   const array = Array.isArray(value);
+  /** @type {Array<[string | number, unknown]>} */
   const entries = array ? value.map((item, index) => [index, item]) : Object.entries(value);
   const [open, close] = array ? ["[", "]"] : ["{", "}"];
   if (entries.length === 0) {
@@ -62,6 +77,7 @@ function appendValue(parent, value, depth, path, owner) {
     });
     children.append(`\n${"  ".repeat(depth)}`);
   };
+  /** @param {boolean} on */
   const show = (on) => {
     if (on && !children.hasChildNodes()) fill();
     toggle.setAttribute("aria-expanded", String(on));
@@ -77,6 +93,7 @@ function appendValue(parent, value, depth, path, owner) {
   parent.append(toggle, children, folded, close);
 }
 
+/** @param {unknown} value */
 function scalar(value) {
   const element = document.createElement("span");
   element.className = `json-${value === null ? "null" : typeof value}`;

@@ -1,8 +1,18 @@
+// @ts-check
 // The MCP servers the dispatcher offers (`openprogram serve --mcp <name>`): a box per server above the chat box;
 // the servers ticked give their tools to the next chat turns (`mcp_servers` of the chat frame). Their tools ask for
 // approval in the question dialog unless the server's entry allows them. Text only, built with textContent.
+// Type-checked against the protocol's types (tsconfig.web.json).
 
-/** Shows the servers of an `mcp_servers` frame in `fieldset` (hidden when there are none), keeping what was ticked. */
+/** @typedef {import("../src/protocol.js").McpServerInfo} McpServerInfo */
+/** @typedef {import("../src/protocol.js").ChatFrame} ChatFrame */
+
+/**
+ * Shows the servers of an `mcp_servers` frame in `fieldset` (hidden when there are none), keeping what was ticked.
+ * @param {HTMLElement} fieldset
+ * @param {HTMLElement} list
+ * @param {McpServerInfo[]} servers
+ */
 export function showMcpServers(fieldset, list, servers) {
   const ticked = new Set(chosenMcpServers(list));
   list.replaceChildren();
@@ -27,7 +37,13 @@ export function showMcpServers(fieldset, list, servers) {
   }
 }
 
-/** The names of the servers ticked, in the order shown. */
+/**
+ * The names of the servers ticked, in the order shown: a chat frame's `mcp_servers`.
+ * @param {HTMLElement} list
+ * @returns {NonNullable<ChatFrame["mcp_servers"]>}
+ */
 export function chosenMcpServers(list) {
-  return [...list.querySelectorAll("input[name='mcp-server']:checked")].map((box) => box.value);
+  return [...list.querySelectorAll("input[name='mcp-server']:checked")].map(
+    (box) => /** @type {HTMLInputElement} */ (box).value,
+  );
 }

@@ -1,7 +1,16 @@
+// @ts-check
 // The session's token usage on the page: its total, then one line per turn, then why a cost is missing.
 // `usage` is the session_detail frame's `usage` (the core's describeSessionUsage), or null for none yet.
+// Type-checked against the protocol's types (tsconfig.web.json).
 
-/** Replaces the content of `element` with the usage (text only, built with textContent). */
+/** @typedef {import("../src/protocol.js").SessionDetailFrame["usage"]} SessionUsage */
+/** @typedef {SessionUsage["total"]} PricedUsage */
+
+/**
+ * Replaces the content of `element` with the usage (text only, built with textContent).
+ * @param {HTMLElement} element
+ * @param {SessionUsage | null} usage
+ */
 export function showUsage(element, usage) {
   element.replaceChildren();
   if (!usage || usage.total.calls === 0) {
@@ -22,6 +31,7 @@ export function showUsage(element, usage) {
 }
 
 /** "2 calls, 1,200 in (200 cached), 30 out, $0.0025" (or "no cost: no price for m"). */
+/** @param {PricedUsage} usage */
 function summary(usage) {
   const calls = `${usage.calls} ${usage.calls === 1 ? "call" : "calls"}`;
   const without = usage.callsWithoutUsage > 0 ? ` (${usage.callsWithoutUsage} without usage)` : "";
@@ -30,15 +40,18 @@ function summary(usage) {
   return `${calls}${without}, ${count(usage.inputTokens)} in (${count(usage.cachedInputTokens)} cached), ${count(usage.outputTokens)} out, ${cost}`;
 }
 
+/** @param {number} cost */
 function formatDollars(cost) {
   if (cost >= 1 || cost === 0) return cost.toFixed(2);
   return cost.toFixed(6).replace(/0+$/, "");
 }
 
+/** @param {number} value */
 function count(value) {
   return value.toLocaleString("en-US");
 }
 
+/** @param {string} className @param {string} content */
 function line(className, content) {
   const paragraph = document.createElement("p");
   paragraph.className = className;

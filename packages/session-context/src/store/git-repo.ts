@@ -189,10 +189,15 @@ function gitLockFiles(paths: SessionPaths): string[] {
  * not parse is left out of the commit (the last good version stays in git
  * for `sessions doctor --fix` to restore) and reported.
  */
-export async function commitAll(paths: SessionPaths, message: string): Promise<string | null> {
+export async function commitAll(
+  paths: SessionPaths,
+  message: string,
+  /** The node files changed since this process's last commit, when known (see commitInProcess). */
+  historyChanged: ReadonlySet<string> | null = null,
+): Promise<string | null> {
   await ensureRepositoryInProcess(paths);
   try {
-    return await commitHere(paths, message);
+    return await commitHere(paths, message, historyChanged);
   } catch (error) {
     if (error instanceof UnsupportedIndexError) return commitWithGit(paths, message);
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw gitFailure(paths, "commit", error);
@@ -210,8 +215,12 @@ export async function commitAll(paths: SessionPaths, message: string): Promise<s
   }
 }
 
-async function commitHere(paths: SessionPaths, message: string): Promise<string | null> {
-  const { commit, leftOut } = await commitInProcess(paths, message, GIT_AUTHOR);
+async function commitHere(
+  paths: SessionPaths,
+  message: string,
+  historyChanged: ReadonlySet<string> | null = null,
+): Promise<string | null> {
+  const { commit, leftOut } = await commitInProcess(paths, message, GIT_AUTHOR, new Date(), historyChanged);
   for (const entry of leftOut) reportLeftOut(paths, entry);
   return commit;
 }

@@ -64,6 +64,12 @@ interface HistoryState {
   bytes: number;
   /** Its key in the cache (the history/ path). */
   key: string;
+  /**
+   * The node files written since the session's last commit by this process (its writes and those other
+   * processes journaled), or null when the view cannot name them all (it was read whole since, or saw a change
+   * nobody journaled): the commit then compares every file (see changedSinceCommit).
+   */
+  changed: Set<string> | null;
 }
 
 /**
@@ -127,6 +133,24 @@ export class HistoryFiles {
     } catch {
       await this.syncUnsyncedFiles(paths);
     }
+  }
+
+  /**
+   * The node files changed since the last `committed` of the session, when every change to history/ since is
+   * known (journaled, and history/'s mtime is the one the last known change left); else null. Under the session
+   * lock. Lets the commit compare only these files with its index instead of every file of a long session.
+   */
+  changedSinceCommit(paths: SessionPaths): ReadonlySet<string> | null {
+    const state = this.refresh(paths);
+    if (state.changed === null || state.writing > 0 || historyMtime(paths) !== state.historyMtimeNs) return null;
+    return new Set(state.changed);
+  }
+
+  /** The session was just committed with every file compared or named by changedSinceCommit: start naming anew. */
+  committed(paths: SessionPaths): void {
+    const state = this.states.get(paths.history);
+    if (!state) return;
+    state.changed = historyMtime(paths) === state.historyMtimeNs ? new Set() : null;
   }
 
   /** Drops the cached view (after deleting a session). */
@@ -247,6 +271,7 @@ export class HistoryFiles {
       state.writing--;
     }
     this.remember(state, fileName, freezeNode(node), text.length, crc32(Buffer.from(text, "utf8")));
+    state.changed?.add(fileName);
     this.evictIdle();
     if (appendJournalLine(paths.journal, fileName)) {
       // Under the session lock nobody else appends to the journal, so our line is the only growth.
@@ -380,6 +405,7 @@ export class HistoryFiles {
       fileCrc: new Map(),
       bytes: 0,
       key: paths.history,
+      changed: null,
     };
   }
 
@@ -412,7 +438,10 @@ export class HistoryFiles {
     const complete = text.lastIndexOf("\n") + 1;
     state.journalOffset += Buffer.byteLength(text.slice(0, complete));
     const names = new Set(text.slice(0, complete).split("\n").filter(Boolean));
-    for (const fileName of names) this.loadFile(paths, state, fileName);
+    for (const fileName of names) {
+      this.loadFile(paths, state, fileName);
+      state.changed?.add(fileName);
+    }
     this.evictIdle();
   }
 

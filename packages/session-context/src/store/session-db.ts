@@ -588,7 +588,9 @@ export class SessionDB {
   async commitTurn(sessionId: string, message = "turn"): Promise<string | null> {
     const paths = this.requirePaths(sessionId);
     return this.withSessionLock(sessionId, async () => {
-      const sha = await commitAll(paths, message);
+      const changed = this.history.changedSinceCommit(paths);
+      const sha = await commitAll(paths, message, changed);
+      this.history.committed(paths);
       // A log grown long is emptied once what it names is durable on its own (wal-recovery.ts).
       await checkpointWalIfLarge(paths);
       return sha;

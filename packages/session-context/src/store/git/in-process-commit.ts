@@ -35,7 +35,7 @@ import { packEntry, readdirOrEmpty, readPackedObject, writePack } from "./pack-f
 import { listPacks, mergeSmallPacks, PACKS_BEFORE_MERGE } from "./pack-merge.js";
 import { readHead, updateRef } from "./refs.js";
 import { writeTrees } from "./tree-builder.js";
-import { scanWorktree, type WorktreeFile } from "./worktree-scan.js";
+import { scanHistoryFiles, scanWorktree, type WorktreeFile } from "./worktree-scan.js";
 
 /** Who commits, as the Python store's repositories say. */
 export interface CommitIdentity {
@@ -69,6 +69,8 @@ interface RepositoryMemory {
   head: KnownHead | null;
   objects: Set<string>;
   packs: number;
+  /** Commits made from a list of changed node files since the last that compared every file. */
+  sinceFullScan: number;
 }
 
 /** The HEAD commit, its tree, and the pack it was found or written in (null: a loose object). */
@@ -84,6 +86,13 @@ const checkedRepositories = new Set<string>();
 const MAX_CACHED = 1024;
 /** Past this many known object ids a repository's set is started again (the ids only save writes). */
 const MAX_KNOWN_OBJECTS = 50_000;
+/**
+ * A session with fewer index entries compares every file at every commit (a few ms at most); a longer one
+ * compares the node files the store says changed, and every file at one commit in FULL_SCAN_EVERY, which also
+ * takes in a node file someone changed in place (which neither moves history/'s mtime nor reaches the journal).
+ */
+const NAMED_SCAN_FROM_ENTRIES = 500;
+const FULL_SCAN_EVERY = 32;
 
 /**
  * `git add -A && git commit -m message` done in this process: the files of the
@@ -108,6 +117,13 @@ export async function commitInProcess(
   message: string,
   identity: CommitIdentity,
   now = new Date(),
+  /**
+   * The node files of history/ changed since this process's last commit here, when the store knows them all
+   * (HistoryFiles.changedSinceCommit); null: compare every file. Used only while this process's index is the
+   * repository's: then every other node file is as its entry says (node files are only ever renamed into place,
+   * which moves history/'s mtime, and the store knew of every such move).
+   */
+  historyChanged: ReadonlySet<string> | null = null,
 ): Promise<InProcessCommit> {
   const gitDir = paths.git;
   checkRepositorySettings(paths);
@@ -172,7 +188,22 @@ export async function commitInProcess(
       fresh.id = write("blob", content);
       entries.push(fresh);
     };
-    for (const file of scanWorktree(paths.dir).sort((a, b) => comparePaths(a.path, b.path))) take(file);
+    const named = memory !== undefined && historyChanged !== null && previous.length >= NAMED_SCAN_FROM_ENTRIES;
+    const scanNamed = named && memory.sinceFullScan + 1 < FULL_SCAN_EVERY;
+    if (scanNamed) {
+      // A long session's commit compares the files the turn wrote, not its thousands of earlier node files.
+      const changed = historyChanged ?? new Set<string>();
+      const changedPaths = new Set([...changed].map((name) => `history/${name}`));
+      const files = [...scanWorktree(paths.dir, { skipHistory: true }), ...scanHistoryFiles(paths.dir, changed)];
+      const unchanged = previous.filter((entry) => entry.path.startsWith("history/") && !changedPaths.has(entry.path));
+      const merged: Array<WorktreeFile | IndexEntry> = [...files, ...unchanged];
+      for (const item of merged.sort((a, b) => comparePaths(a.path, b.path))) {
+        if ("absolute" in item) take(item);
+        else entries.push(item);
+      }
+    } else {
+      for (const file of scanWorktree(paths.dir).sort((a, b) => comparePaths(a.path, b.path))) take(file);
+    }
     const tree = writeTrees(entries, write);
     const commit = parentTree === tree ? null : write("commit", commitBody(tree, head.commit, identity, message, now));
     let pack: string | null = null;
@@ -202,6 +233,7 @@ export async function commitInProcess(
       head: headNow,
       objects: objects.size > MAX_KNOWN_OBJECTS ? new Set() : objects,
       packs: packs ?? listPacks(gitDir).length,
+      sinceFullScan: scanNamed ? (memory?.sinceFullScan ?? 0) + 1 : 0,
     });
     return { commit, leftOut };
   } catch (error) {

@@ -20,16 +20,29 @@ const GIT_RULE_FILES = new Set([".gitignore", ".gitattributes", ".gitmodules"]);
  * of git's rules (an ignore or attributes file, a nested repository) throws
  * UnsupportedIndexError, and the caller leaves the commit to git.
  */
-export function scanWorktree(sessionDir: string): WorktreeFile[] {
+export function scanWorktree(sessionDir: string, options: { skipHistory?: boolean } = {}): WorktreeFile[] {
   const files: WorktreeFile[] = [];
-  walk(sessionDir, "", files);
+  walk(sessionDir, "", files, options.skipHistory === true);
   return files;
 }
 
-function walk(directory: string, prefix: string, files: WorktreeFile[]): void {
+/** The node files of history/ named, as scanWorktree would list them (a name that is not a file now is left out). */
+export function scanHistoryFiles(sessionDir: string, names: Iterable<string>): WorktreeFile[] {
+  const files: WorktreeFile[] = [];
+  for (const name of names) {
+    if (TEMP_FILE.test(name) || name.includes("/")) continue;
+    const absolute = join(sessionDir, "history", name);
+    const stat = lstatSync(absolute, { bigint: true, throwIfNoEntry: false });
+    if (stat && (stat.isFile() || stat.isSymbolicLink())) files.push({ path: `history/${name}`, absolute, stat });
+  }
+  return files;
+}
+
+function walk(directory: string, prefix: string, files: WorktreeFile[], skipHistory = false): void {
   const names = readdirSync(directory).sort();
   for (const name of names) {
     if (prefix === "" && (name === ".git" || name === ".state")) continue;
+    if (prefix === "" && skipHistory && name === "history") continue;
     if (TEMP_FILE.test(name)) continue;
     if (GIT_RULE_FILES.has(name) || name === ".git") throw new UnsupportedIndexError(`${prefix}${name} is present`);
     const absolute = join(directory, name);

@@ -2,7 +2,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { McpServerConfig } from "../src/index.js";
+import { createTempStore, type TempStore } from "@openprogram/session-context/testing";
+import { afterEach, beforeEach } from "vitest";
+import { closeMcpServers, type McpServerConfig } from "../src/index.js";
 
 /** A test server's file. */
 export function serverFile(name: "notes-server" | "broken-server" | "silent-server"): string {
@@ -57,4 +59,21 @@ export function notesEntry(
     env: { NOTES_LOG: log, ...((extra.env as Record<string, string>) ?? {}) },
     ...extra,
   };
+}
+
+/**
+ * Before each test of the file, a temp store and a scratch folder, handed to `use`; after it, every MCP server
+ * this process started closed and both removed.
+ */
+export function eachTestInMcpSpace(use: (made: { store: TempStore; space: Scratch }) => void): void {
+  let made: { store: TempStore; space: Scratch } | null = null;
+  beforeEach(() => {
+    made = { store: createTempStore("openprogram-mcp-store-"), space: scratch() };
+    use(made);
+  });
+  afterEach(async () => {
+    await closeMcpServers();
+    made?.store.cleanup();
+    made?.space.cleanup();
+  });
 }

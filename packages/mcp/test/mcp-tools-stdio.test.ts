@@ -1,15 +1,9 @@
 // Our client against a real MCP server (the SDK's McpServer) in a child process over stdio.
 import { getEventListeners } from "node:events";
 import { agenticFunction, sessionContext, type SessionEvent, type SessionNode } from "@openprogram/session-context";
+import { createScriptedAsker, scriptedRuntime, type TempStore } from "@openprogram/session-context/testing";
+import { describe, expect, it } from "vitest";
 import {
-  createScriptedAsker,
-  createTempStore,
-  scriptedRuntime,
-  type TempStore,
-} from "@openprogram/session-context/testing";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  closeMcpServers,
   listMcpResources,
   mcpTools,
   McpServerCrashedError,
@@ -19,18 +13,12 @@ import {
   openMcpServerCount,
   readMcpResource,
 } from "../src/index.js";
-import { notesEntry, scratch, serverFile, type Scratch } from "./helpers.js";
+import { eachTestInMcpSpace, notesEntry, serverFile, type Scratch } from "./helpers.js";
 
 let store: TempStore;
 let space: Scratch;
-beforeEach(() => {
-  store = createTempStore("openprogram-mcp-store-");
-  space = scratch();
-});
-afterEach(async () => {
-  await closeMcpServers();
-  store.cleanup();
-  space.cleanup();
+eachTestInMcpSpace((made) => {
+  ({ store, space } = made);
 });
 
 const toolsOf = (options: Parameters<typeof mcpTools>[1] = {}) =>

@@ -1,20 +1,14 @@
 // A server's prompts: listed with their arguments, and got as messages of exec's content blocks.
 import { agenticFunction, sessionContext } from "@openprogram/session-context";
-import { createTempStore, scriptedRuntime, type TempStore } from "@openprogram/session-context/testing";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { closeMcpServers, getMcpPrompt, listMcpPrompts, McpRequestError } from "../src/index.js";
-import { notesEntry, scratch, type Scratch } from "./helpers.js";
+import { scriptedRuntime, type TempStore } from "@openprogram/session-context/testing";
+import { describe, expect, it } from "vitest";
+import { getMcpPrompt, listMcpPrompts, McpRequestError } from "../src/index.js";
+import { eachTestInMcpSpace, notesEntry, type Scratch } from "./helpers.js";
 
 let store: TempStore;
 let space: Scratch;
-beforeEach(() => {
-  store = createTempStore("openprogram-mcp-store-");
-  space = scratch();
-});
-afterEach(async () => {
-  await closeMcpServers();
-  store.cleanup();
-  space.cleanup();
+eachTestInMcpSpace((made) => {
+  ({ store, space } = made);
 });
 
 describe("MCP prompts", () => {

@@ -1,20 +1,14 @@
 // runtimeWithTools: a server's tools offered in every exec of a turn, the exec's own tools first.
 import { agenticFunction, chat, sessionContext, tool } from "@openprogram/session-context";
-import { createTempStore, scriptedRuntime, type TempStore } from "@openprogram/session-context/testing";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { closeMcpServers, mcpTools, runtimeWithTools } from "../src/index.js";
-import { notesEntry, scratch, type Scratch } from "./helpers.js";
+import { scriptedRuntime, type TempStore } from "@openprogram/session-context/testing";
+import { describe, expect, it } from "vitest";
+import { mcpTools, runtimeWithTools } from "../src/index.js";
+import { eachTestInMcpSpace, notesEntry, type Scratch } from "./helpers.js";
 
 let store: TempStore;
 let space: Scratch;
-beforeEach(() => {
-  store = createTempStore("openprogram-mcp-store-");
-  space = scratch();
-});
-afterEach(async () => {
-  await closeMcpServers();
-  store.cleanup();
-  space.cleanup();
+eachTestInMcpSpace((made) => {
+  ({ store, space } = made);
 });
 
 describe("runtimeWithTools", () => {

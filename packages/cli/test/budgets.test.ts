@@ -147,5 +147,21 @@ describe("wall-time budgets in the CLI", () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stdout.trim()).toBe("answer 2");
     expect(server.requests).toHaveLength(2);
+
+    // sessions usage sets the time the sessions ran beside the configured budget: this one ran two 2 s replies.
+    const project = mkdtempSync(join(tmpdir(), "openprogram-budget-seconds-"));
+    try {
+      writeFileSync(join(project, "openprogram.config.json"), JSON.stringify({ budgets: { session: { seconds: 3 } } }));
+      const text = await runCli(["sessions", "usage"], { env: env(), cwd: project });
+      expect(text.code, text.stderr).toBe(0);
+      const line = new RegExp(
+        `^budget: session seconds 3 s \\(.*openprogram\\.config\\.json\\): \\d+ at or over it; the most: ${sessionId}, ([\\d.]+) s \\(\\d+%\\)$`,
+        "m",
+      ).exec(text.stdout);
+      expect(line, text.stdout).not.toBeNull();
+      expect(Number(line?.[1])).toBeGreaterThanOrEqual(4);
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
   });
 });

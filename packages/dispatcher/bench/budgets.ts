@@ -2,7 +2,9 @@
 // in one run: the check alone (reserve before, settle after; the provider answers at once) with no budget, with
 // exec, turn, session and program budgets kept in memory (a single server), and with the session and program kept
 // in PostgreSQL (a cluster: a fresh database on the local server, dropped after); then a whole exec through the
-// core (scripted provider, the store on this disk) with and without budgets.
+// core (scripted provider, the store on this disk) with and without budgets. Then the wall-time budgets (session
+// and program seconds; a program's are added to its ledger at each check) and the provider limits (maxConcurrent and
+// requestsPerMinute: in this process's memory, and in PostgreSQL as `serve --postgres` counts them across replicas).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +14,7 @@ import {
   agenticFunction,
   CallBudget,
   ModelRuntime,
+  ProviderLimits,
   ScriptedProvider,
   openStore,
   sessionContext,
@@ -23,6 +26,7 @@ import {
 } from "@openprogram/session-context";
 import pg from "pg";
 import { PostgresBudgetLedger } from "../src/cluster/budget-ledger.js";
+import { PostgresCapacity } from "../src/cluster/capacity.js";
 import { migrate } from "../src/cluster/migrations.js";
 import { createPool } from "../src/cluster/pool.js";
 
@@ -59,10 +63,26 @@ function budgetsWith(ledger?: PostgresBudgetLedger): Budgets {
   };
 }
 
+/** Wall time only: the session's turns' seconds and the program's per day, far from their limits. */
+function timeBudgetsWith(ledger?: PostgresBudgetLedger): Budgets {
+  return {
+    session: { seconds: 1e9 },
+    program: { seconds: 1e9, name: "bench-time", timeZone: "Europe/Oslo" },
+    ...(ledger ? { ledger } : {}),
+  };
+}
+
+/** Capacity far from full: every call takes a slot and counts in its minute. */
+const LIMITS = { "openai/gpt-bench": { maxConcurrent: 1000, requestsPerMinute: 1e9 } };
+
 /** Per call: the exec's budget made, the request reserved, sent (answered at once) and settled. */
-function checkedCall(db: ReturnType<typeof openStore>, budgets: Budgets | null): () => Promise<unknown> {
+function checkedCall(
+  db: ReturnType<typeof openStore>,
+  budgets: Budgets | null,
+  limits: ProviderLimits | null = null,
+): () => Promise<unknown> {
   const turn = budgets ? new TurnBudget(budgets, { db, sessionId: "bench", program: () => null }) : null;
-  const context = { budget: turn, limits: null, sessionId: "bench" };
+  const context = { budget: turn, limits, sessionId: "bench" };
   return async () => {
     const budget = CallBudget.of(context, undefined, "openai");
     return spendWithin(budget, REQUEST, NEVER, () => Promise.resolve(RESPONSE));
@@ -120,6 +140,56 @@ async function main(): Promise<void> {
       baseline: us(memoryTimes),
       baselineLabel: "in memory",
       samples: sharedTimes.length,
+    });
+
+    // Wall time, and provider capacity: each beside the call without budgets, in memory and in PostgreSQL.
+    const capacity = new PostgresCapacity(pool, url.toString(), "bench", 10_000);
+    const variants = {
+      timeMemory: checkedCall(db, timeBudgetsWith()),
+      timeShared: checkedCall(db, timeBudgetsWith(ledger)),
+      limitsMemory: checkedCall(db, null, new ProviderLimits(LIMITS)),
+      limitsShared: checkedCall(db, null, new ProviderLimits(LIMITS, { store: capacity })),
+    };
+    const times = { none: [] as number[], timeMemory: [] as number[], timeShared: [] as number[] };
+    const limitTimes = { limitsMemory: [] as number[], limitsShared: [] as number[] };
+    for (let round = 0; round < 10; round++) {
+      times.none.push(...(await sample(none, { iterations: CALLS / 10, warmup: 20 })));
+      times.timeMemory.push(...(await sample(variants.timeMemory, { iterations: CALLS / 10, warmup: 20 })));
+      times.timeShared.push(...(await sample(variants.timeShared, { iterations: CALLS / 40, warmup: 5 })));
+      limitTimes.limitsMemory.push(...(await sample(variants.limitsMemory, { iterations: CALLS / 10, warmup: 20 })));
+      limitTimes.limitsShared.push(...(await sample(variants.limitsShared, { iterations: CALLS / 40, warmup: 5 })));
+    }
+    report({
+      ...base,
+      metric: "budget check per model call, session+program wall time in memory (single server)",
+      median: us(times.timeMemory),
+      baseline: us(times.none),
+      baselineLabel: "no budget",
+      samples: times.timeMemory.length,
+    });
+    report({
+      ...base,
+      metric: "budget check per model call, program wall time in PostgreSQL (cluster)",
+      median: us(times.timeShared),
+      baseline: us(times.timeMemory),
+      baselineLabel: "in memory",
+      samples: times.timeShared.length,
+    });
+    report({
+      ...base,
+      metric: "provider limits per model call, maxConcurrent+requestsPerMinute in memory (single server)",
+      median: us(limitTimes.limitsMemory),
+      baseline: us(times.none),
+      baselineLabel: "no limits",
+      samples: limitTimes.limitsMemory.length,
+    });
+    report({
+      ...base,
+      metric: "provider limits per model call, counted in PostgreSQL (cluster)",
+      median: us(limitTimes.limitsShared),
+      baseline: us(limitTimes.limitsMemory),
+      baselineLabel: "in memory",
+      samples: limitTimes.limitsShared.length,
     });
 
     // A whole exec (an llm node recorded, the turn committed) with and without budgets, alternating.

@@ -7,20 +7,7 @@ import { createRuntime, type Runtime } from "@openprogram/session-context";
 import { createTempStore, scriptedRuntime } from "@openprogram/session-context/testing";
 import { WebSocketServer, type WebSocket } from "ws";
 import { createDispatcher } from "../src/index.js";
-
-/** Messages from the load generator. */
-export type StreamingChildRequest = { cmd: "usage" } | { cmd: "broadcast"; frames: string[] } | { cmd: "exit" };
-
-/** The server's CPU time (µs, user + system) and RSS (bytes) now. */
-export interface Usage {
-  cpuMicros: number;
-  rss: number;
-}
-
-/** The reply each scripted chat streams: `tokens` numbered tokens. */
-export function scriptedReply(tokens: number): string[] {
-  return Array.from({ length: tokens }, (_, index) => `t${index} `);
-}
+import { scriptedReply, type StreamingChildRequest, type Usage } from "./streaming-protocol.js";
 
 const mode = process.argv[2];
 const store = createTempStore("openprogram-bench-streaming-");

@@ -10,7 +10,7 @@ import { iterations, median, report } from "@openprogram/bench-kit";
 import { startFakeOpenAIServer } from "@openprogram/session-context/testing";
 import { WebSocket } from "ws";
 import { startBenchChild, type BenchChild } from "./bench-child.js";
-import { scriptedReply, type StreamingChildRequest, type Usage } from "./streaming-server.js";
+import { scriptedReply, type StreamingChildRequest, type Usage } from "./streaming-protocol.js";
 
 const CHILD = fileURLToPath(new URL("./streaming-server.ts", import.meta.url));
 const TTFT_SAMPLES = iterations(20);

@@ -1,5 +1,5 @@
 import { agenticFunction, createRuntime, type Runtime } from "@openprogram/session-context";
-import { startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
+import { startFakeOpenAIServer, waitFor, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { closeAll, startDispatcher, type TestDispatcher } from "./helpers.js";
@@ -128,5 +128,37 @@ describe("/metrics (Prometheus text format, prom-client)", () => {
       (input * 1 + 4 * 2) / 1_000_000,
       12,
     );
+  });
+
+  it("counts model requests the provider's capacity refused (rate_limited) beside the budgets' refusals", async () => {
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await fake.close();
+    fake = await startFakeOpenAIServer(async () => {
+      await held;
+      return "four";
+    });
+    const runtime = createRuntime({ provider: "openai", baseUrl: fake.baseUrl, model: "fake-model", maxRetries: 0 });
+    served = await startDispatcher({
+      runtime: runtime as Runtime,
+      programs: { summarize },
+      token: TOKEN,
+      providerLimits: { "openai/fake-model": { maxConcurrent: 1, maxWaitSeconds: 0 } },
+    });
+    const headers = { authorization: `Bearer ${TOKEN}` };
+    const [first, second] = [await served.connect({ headers }), await served.connect({ headers })];
+    first.send({ type: "run", program: "summarize", input: { text: "one" } });
+    await waitFor(() => fake.requests.length === 1, "the first request to reach the provider", 10_000);
+    second.send({ type: "run", program: "summarize", input: { text: "two" } });
+    expect(await second.next("turn_failed")).toMatchObject({ error: { code: "rate_limited" } });
+    release();
+    await first.next("turn_done");
+    expect(fake.requests).toHaveLength(1);
+    const after = await scrape();
+    expect(
+      value(after, "openprogram_model_requests_refused_total", { model: "fake-model", reason: "rate_limited" }),
+    ).toBe(1);
   });
 });

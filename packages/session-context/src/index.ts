@@ -233,6 +233,7 @@ export type { DoctorFinding, DoctorReport, FindingKind } from "./store/doctor/in
 export type { HealthCheck, StoreHealth } from "./store/health.js";
 
 // Token usage and cost (`openprogram sessions usage`, `sessions show`, the web page)
+export { recordedSeconds, wallTimeAcrossStore, type StoreWallTime } from "./usage/wall-time.js";
 export {
   usageAcrossStore,
   type StoreUsage,

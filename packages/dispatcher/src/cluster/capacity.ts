@@ -4,13 +4,19 @@ import { DatabaseUnavailableError } from "../errors.js";
 import { query, redactUrl } from "./pool.js";
 import { LeasedRows } from "./renewal.js";
 
+/** A replica that stops asking (it died, or its callers gave up) loses its place in line after this long. */
+const WAITER_TTL_MS = 1_000;
+
 /**
  * The core's CapacityStore port in PostgreSQL, shared by every replica: the
  * provider `limits` (maxConcurrent, requestsPerMinute, tokensPerMinute) hold
  * across the cluster. A request in flight is a row of
  * `openprogram_capacity_slots`; taking one is a call of
  * `openprogram_capacity_acquire`, which locks the key for its transaction, so
- * two replicas cannot both take the last slot. Slots are renewed with the
+ * two replicas cannot both take the last slot, and gives room to the replica
+ * whose first caller has waited longest (`openprogram_capacity_waiters`), so
+ * a replica that asks again the moment its own request ends cannot starve
+ * the others. Slots are renewed with the
  * replica's leases: a replica that dies stops holding its requests in flight
  * within the lease time (they still count in their minute: they were sent).
  */
@@ -18,12 +24,13 @@ export class PostgresCapacity extends LeasedRows implements CapacityStore {
   /** Slots this replica holds in flight (the only ones it renews: a release that failed expires). */
   private readonly held = new Set<string>();
 
-  async tryAcquire(key: string, limit: CapacityLimit, tokens: number): Promise<CapacityAnswer> {
+  async tryAcquire(key: string, limit: CapacityLimit, tokens: number, waitingSince: number): Promise<CapacityAnswer> {
     const id = randomUUID();
     const result = await query<{ granted: boolean; full_limit: string | null }>(
       this.pool,
       this.url,
-      "SELECT granted, full_limit FROM openprogram_capacity_acquire($1, $2, $3, $4, $5, $6, $7, $8)",
+      `SELECT granted, full_limit
+         FROM openprogram_capacity_acquire($1, $2, $3, $4, $5, $6, $7, $8, to_timestamp($9 / 1000.0), $10)`,
       [
         key,
         id,
@@ -33,6 +40,8 @@ export class PostgresCapacity extends LeasedRows implements CapacityStore {
         limit.requestsPerMinute ?? null,
         limit.tokensPerMinute ?? null,
         this.ttlMs,
+        waitingSince,
+        WAITER_TTL_MS,
       ],
     );
     const row = result.rows[0];

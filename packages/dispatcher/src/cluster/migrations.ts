@@ -109,40 +109,59 @@ export const MIGRATIONS: ReadonlyArray<{ version: number; sql: string }> = [
       );
       CREATE INDEX openprogram_capacity_slots_key ON openprogram_capacity_slots (key, started_at);
       CREATE INDEX openprogram_capacity_slots_owner ON openprogram_capacity_slots (owner) WHERE in_flight;
+      -- Replicas with callers waiting for a key, and since when their first one waits: room goes to the one that
+      -- waited longest, so a replica whose own requests end (and that asks again at once) cannot starve the others.
+      CREATE TABLE openprogram_capacity_waiters (
+        key text NOT NULL,
+        owner text NOT NULL,
+        since timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        PRIMARY KEY (key, owner)
+      );
       -- One round trip per request: the key locked for the transaction, expired slots let go, the slot taken if
-      -- every limit has room. clock_timestamp(), not now(): the time after the lock was granted.
+      -- every limit has room beside the replicas that waited longer. clock_timestamp(), not now(): the time after
+      -- the lock was granted.
       CREATE FUNCTION openprogram_capacity_acquire(
         p_key text, p_id uuid, p_owner text, p_tokens float8,
-        p_max_concurrent integer, p_requests_per_minute integer, p_tokens_per_minute float8, p_ttl_ms integer
+        p_max_concurrent integer, p_requests_per_minute integer, p_tokens_per_minute float8, p_ttl_ms integer,
+        p_since timestamptz, p_wait_ms integer
       ) RETURNS TABLE (granted boolean, full_limit text) LANGUAGE plpgsql AS $$
       DECLARE
-        t timestamptz; n_flight integer; n_window integer; t_window float8;
+        t timestamptz; n_flight integer; n_window integer; t_window float8; n_older integer; v_full text;
       BEGIN
         PERFORM pg_advisory_xact_lock(hashtext('openprogram_capacity'), hashtext(p_key));
         t := clock_timestamp();
+        DELETE FROM openprogram_capacity_waiters w WHERE w.key = p_key AND w.expires_at < t;
+        SELECT count(*) INTO n_older FROM openprogram_capacity_waiters w
+          WHERE w.key = p_key AND w.owner <> p_owner AND w.since < p_since;
         UPDATE openprogram_capacity_slots c SET in_flight = false
           WHERE c.key = p_key AND c.in_flight AND c.expires_at < t;
         DELETE FROM openprogram_capacity_slots c
           WHERE c.key = p_key AND NOT c.in_flight AND c.started_at <= t - interval '1 minute';
         IF p_max_concurrent IS NOT NULL THEN
           SELECT count(*) INTO n_flight FROM openprogram_capacity_slots c WHERE c.key = p_key AND c.in_flight;
-          IF n_flight >= p_max_concurrent THEN
-            RETURN QUERY SELECT false, 'maxConcurrent'::text;
-            RETURN;
+          IF n_flight + n_older >= p_max_concurrent THEN
+            v_full := 'maxConcurrent';
           END IF;
         END IF;
-        IF p_requests_per_minute IS NOT NULL OR p_tokens_per_minute IS NOT NULL THEN
+        IF v_full IS NULL AND (p_requests_per_minute IS NOT NULL OR p_tokens_per_minute IS NOT NULL) THEN
           SELECT count(*), coalesce(sum(c.tokens), 0) INTO n_window, t_window FROM openprogram_capacity_slots c
             WHERE c.key = p_key AND c.started_at > t - interval '1 minute';
-          IF p_requests_per_minute IS NOT NULL AND n_window >= p_requests_per_minute THEN
-            RETURN QUERY SELECT false, 'requestsPerMinute'::text;
-            RETURN;
-          END IF;
-          IF p_tokens_per_minute IS NOT NULL AND n_window > 0 AND t_window + p_tokens > p_tokens_per_minute THEN
-            RETURN QUERY SELECT false, 'tokensPerMinute'::text;
-            RETURN;
+          IF p_requests_per_minute IS NOT NULL AND n_window + n_older >= p_requests_per_minute THEN
+            v_full := 'requestsPerMinute';
+          ELSIF p_tokens_per_minute IS NOT NULL AND n_window > 0 AND t_window + p_tokens > p_tokens_per_minute THEN
+            v_full := 'tokensPerMinute';
           END IF;
         END IF;
+        IF v_full IS NOT NULL THEN
+          -- Waiting: this replica's place in line, kept while it keeps asking.
+          INSERT INTO openprogram_capacity_waiters (key, owner, since, expires_at)
+            VALUES (p_key, p_owner, p_since, t + p_wait_ms * interval '1 millisecond')
+            ON CONFLICT (key, owner) DO UPDATE SET since = EXCLUDED.since, expires_at = EXCLUDED.expires_at;
+          RETURN QUERY SELECT false, v_full;
+          RETURN;
+        END IF;
+        DELETE FROM openprogram_capacity_waiters w WHERE w.key = p_key AND w.owner = p_owner;
         INSERT INTO openprogram_capacity_slots (id, key, owner, tokens, started_at, expires_at)
           VALUES (p_id, p_key, p_owner, p_tokens, t, t + p_ttl_ms * interval '1 millisecond');
         RETURN QUERY SELECT true, NULL::text;

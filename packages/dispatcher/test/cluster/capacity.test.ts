@@ -138,32 +138,60 @@ describe("provider limits across replicas", () => {
     const [live, dying, waiting] = [replicaStore("live"), replicaStore("dying"), replicaStore("waiting")];
     live.start();
     const one = { maxConcurrent: 1 };
-    expect(await live.tryAcquire("held-live", one, 10)).toMatchObject({ granted: true });
-    expect(await dying.tryAcquire("held-dead", one, 10)).toMatchObject({ granted: true });
-    expect(await waiting.tryAcquire("held-dead", one, 10)).toEqual({ granted: false, limit: "maxConcurrent" });
+    expect(await live.tryAcquire("held-live", one, 10, Date.now())).toMatchObject({ granted: true });
+    expect(await dying.tryAcquire("held-dead", one, 10, Date.now())).toMatchObject({ granted: true });
+    expect(await waiting.tryAcquire("held-dead", one, 10, Date.now())).toEqual({
+      granted: false,
+      limit: "maxConcurrent",
+    });
     await waitFor(
-      async () => (await waiting.tryAcquire("held-dead", one, 10)).granted,
+      async () => (await waiting.tryAcquire("held-dead", one, 10, Date.now())).granted,
       "the dead replica's slot to expire",
       30_000,
     );
     // Well past the lease time, the live replica's renewed slot still counts.
-    expect(await waiting.tryAcquire("held-live", one, 10)).toEqual({ granted: false, limit: "maxConcurrent" });
+    expect(await waiting.tryAcquire("held-live", one, 10, Date.now())).toEqual({
+      granted: false,
+      limit: "maxConcurrent",
+    });
+  });
+
+  it("room goes to the replica that waited longest: one whose own request ends cannot take it again at once", async () => {
+    const [busy, patient] = [replicaStore("busy"), replicaStore("patient")];
+    const one = { maxConcurrent: 1 };
+    const held = await busy.tryAcquire("line", one, 10, Date.now());
+    if (!held.granted) throw new Error("the first request found no room");
+    const waitedFrom = Date.now();
+    expect(await patient.tryAcquire("line", one, 10, waitedFrom)).toEqual({ granted: false, limit: "maxConcurrent" });
+    await busy.release(held.id, 10);
+    // The busy replica's next caller began waiting after the patient one's: the free slot is not its.
+    expect(await busy.tryAcquire("line", one, 10, waitedFrom + 5)).toEqual({ granted: false, limit: "maxConcurrent" });
+    expect(await patient.tryAcquire("line", one, 10, waitedFrom)).toMatchObject({ granted: true });
   });
 
   it("a slot given back frees the room; per-minute limits count requests that began in the minute, released or not", async () => {
     const [first, second] = [replicaStore("m1"), replicaStore("m2")];
-    const answer = await first.tryAcquire("per-minute", { requestsPerMinute: 2, tokensPerMinute: 1000 }, 100);
+    const answer = await first.tryAcquire(
+      "per-minute",
+      { requestsPerMinute: 2, tokensPerMinute: 1000 },
+      100,
+      Date.now(),
+    );
     expect(answer).toMatchObject({ granted: true });
     if (!answer.granted) return;
     await first.release(answer.id, 850); // used: replaces the estimate of 100
-    expect(await second.tryAcquire("per-minute", { requestsPerMinute: 2, tokensPerMinute: 1000 }, 200)).toEqual({
+    expect(
+      await second.tryAcquire("per-minute", { requestsPerMinute: 2, tokensPerMinute: 1000 }, 200, Date.now()),
+    ).toEqual({
       granted: false,
       limit: "tokensPerMinute",
     });
-    expect(await second.tryAcquire("per-minute", { requestsPerMinute: 2, tokensPerMinute: 1000 }, 100)).toMatchObject({
+    expect(
+      await second.tryAcquire("per-minute", { requestsPerMinute: 2, tokensPerMinute: 1000 }, 100, Date.now()),
+    ).toMatchObject({
       granted: true,
     });
-    expect(await second.tryAcquire("per-minute", { requestsPerMinute: 2 }, 1)).toEqual({
+    expect(await second.tryAcquire("per-minute", { requestsPerMinute: 2 }, 1, Date.now())).toEqual({
       granted: false,
       limit: "requestsPerMinute",
     });
@@ -195,11 +223,11 @@ describe("provider limits across replicas", () => {
     const one = { maxConcurrent: 1 };
     // While the process lives (and renews), its request stays in flight: past the lease time too.
     await new Promise((resolve) => setTimeout(resolve, TTL_MS + 500));
-    expect(await waiting.tryAcquire("killed", one, 10)).toEqual({ granted: false, limit: "maxConcurrent" });
+    expect(await waiting.tryAcquire("killed", one, 10, Date.now())).toEqual({ granted: false, limit: "maxConcurrent" });
     child.kill("SIGKILL");
     await exited;
     await waitFor(
-      async () => (await waiting.tryAcquire("killed", one, 10)).granted,
+      async () => (await waiting.tryAcquire("killed", one, 10, Date.now())).granted,
       "the killed replica's slot to expire",
       30_000,
     );

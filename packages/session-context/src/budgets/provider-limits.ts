@@ -33,8 +33,11 @@ export type CapacityAnswer = { granted: true; id: string } | { granted: false; l
  * across processes, whether there is room for the one at the head.
  */
 export interface CapacityStore {
-  /** Takes room for one request of `tokens` under `key` when every limit of `limit` has it, atomically. */
-  tryAcquire(key: string, limit: CapacityLimit, tokens: number): Promise<CapacityAnswer>;
+  /**
+   * Takes room for one request of `tokens` under `key` when every limit of `limit` has it, atomically; room goes
+   * first to the process whose caller has waited longest (`waitingSince`, epoch milliseconds), so that none starves.
+   */
+  tryAcquire(key: string, limit: CapacityLimit, tokens: number, waitingSince: number): Promise<CapacityAnswer>;
   /** Gives a request's room back, with the tokens it used (null: keep its estimate within its minute). */
   release(id: string, usedTokens: number | null): Promise<void>;
 }
@@ -55,6 +58,8 @@ interface Waiter {
   tokens: number;
   /** The limit the store last found full for it (what its RateLimitedError names). */
   full?: string;
+  /** Date.now() when it began to wait (its place in the line a store keeps across processes). */
+  since: number;
   grant: (slot: CapacitySlot) => void;
   fail: (error: Error) => void;
 }
@@ -88,6 +93,7 @@ export class KeyCapacity {
       const waiter: Waiter = {
         sessionId,
         tokens,
+        since: Date.now(),
         grant: (slot) => {
           cleanup();
           resolve(slot);
@@ -188,7 +194,9 @@ export class KeyCapacity {
   private askStore(store: CapacityStore, next: Waiter): void {
     if (this.asking) return;
     this.asking = true;
-    store.tryAcquire(this.key, this.limit, next.tokens).then(
+    // The line across processes is by the longest wait here (the round robin picks who goes first, not from when).
+    const since = Math.min(...[...this.queues.values()].map((queue) => queue[0]?.since ?? Infinity));
+    store.tryAcquire(this.key, this.limit, next.tokens, since).then(
       (answer) => {
         this.asking = false;
         if (!answer.granted) {

@@ -1,8 +1,8 @@
 import type { SessionDB } from "../store/session-db.js";
 import { storeInternals } from "../store/store-internals.js";
-import type { SessionNode } from "../store/types.js";
 import { resolvePriceTable, type PriceTable } from "../usage/price-table.js";
 import { sessionUsageOf } from "../usage/session-usage.js";
+import { recordedSeconds } from "../usage/wall-time.js";
 import { MemoryBudgetLedger, type BudgetLedger } from "./budget-ledger.js";
 import type { BudgetLimit, Budgets, BudgetScope, Spend } from "./budget-types.js";
 import { checkBudgets, dayIn } from "./check-budgets.js";
@@ -129,15 +129,4 @@ export class TurnBudget {
       seconds: recordedSeconds(ordered),
     });
   }
-}
-
-/** The wall time of a session's turns from its record: the durations of its top-level calls and replies. */
-function recordedSeconds(ordered: readonly SessionNode[]): number {
-  let seconds = 0;
-  for (const node of ordered) {
-    if (node.caller !== "" || (node.role !== "code" && node.role !== "llm")) continue;
-    const duration = node.metadata.duration_seconds;
-    if (typeof duration === "number" && Number.isFinite(duration) && duration > 0) seconds += duration;
-  }
-  return seconds;
 }

@@ -10,7 +10,8 @@ export function oursVariants() {
       id: "openprogram",
       peer: "OpenProgram (git store)",
       durability: "equal",
-      setting: "the store's only mode: each reply durable in the session's write-ahead log before the next step, one git commit per turn",
+      setting:
+        "the store's only mode: each reply durable in the session's write-ahead log before the next step, one git commit per turn",
       open: openOurs,
     },
   ];

@@ -107,7 +107,11 @@ describe("describeBudgets", () => {
     expect(replies.map((node) => [node.output, node.metadata.status, node.metadata.stopped_by_budget ?? null])).toEqual(
       [
         ["ok", "completed", null],
-        ["ok", "completed", { name: "BudgetExceededError", code: "budget_exceeded", message: (error as Error).message }],
+        [
+          "ok",
+          "completed",
+          { name: "BudgetExceededError", code: "budget_exceeded", message: (error as Error).message },
+        ],
       ],
     );
     const { stoppedBy, standings } = await describeBudgets("c", { db: store.db, budgets });

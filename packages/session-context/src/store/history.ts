@@ -1,4 +1,14 @@
-import { closeSync, constants, mkdirSync, openSync, readdirSync, readSync, statSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { crc32 } from "node:zlib";
 import { InvalidNodeError, NodeNotFoundError, StoreWriteError } from "../errors.js";
@@ -614,7 +624,8 @@ function crcOfFileOrNull(path: string): number | null {
  * from it (wal-recovery.ts). One stat when there is no log. A failure is reported and the files read as they are.
  */
 function restoreAfterPowerCut(paths: SessionPaths): void {
-  if ((statSync(paths.wal, { throwIfNoEntry: false })?.size ?? 0) === 0) return;
+  const wal = lstatSync(paths.wal, { throwIfNoEntry: false });
+  if (!wal?.isFile() || wal.size === 0) return;
   try {
     for (const restored of restoreFromWal(paths))
       reportStoreProblem(

@@ -75,7 +75,9 @@ export function readWal(walPath: string): WalRecord[] {
   try {
     raw = readRegularFile(walPath);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT" || error instanceof NotRegularFileError) return [];
+    // No log, or not one we wrote (a link, a FIFO planted in its place): nothing to replay from it.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ELOOP" || error instanceof NotRegularFileError) return [];
     throw error;
   }
   const records: WalRecord[] = [];

@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { crc32 } from "node:zlib";
 import { DIR_MODE, FILE_MODE, tempPathFor } from "./atomic-file.js";
@@ -98,8 +98,8 @@ export async function checkpointWal(paths: SessionPaths): Promise<void> {
 
 /** Checkpoints when the log is past WAL_CHECKPOINT_BYTES; true when it did. */
 export async function checkpointWalIfLarge(paths: SessionPaths): Promise<boolean> {
-  const size = statSync(walPath(paths), { throwIfNoEntry: false })?.size ?? 0;
-  if (size <= WAL_CHECKPOINT_BYTES) return false;
+  const stat = lstatSync(walPath(paths), { throwIfNoEntry: false });
+  if (!stat?.isFile() || stat.size <= WAL_CHECKPOINT_BYTES) return false;
   await checkpointWal(paths);
   return true;
 }

@@ -155,10 +155,10 @@ export function renameOffThread(from: string, to: string): Promise<void> {
 }
 
 /** Writes larger than this (a big node, a registry of thousands of sessions) go to the thread pool. */
-const SYNC_WRITE_LIMIT = 256 * 1024;
+export const SYNC_WRITE_LIMIT = 256 * 1024;
 
 /** Writes all of `data` at the fd's position from the thread pool, so the event loop keeps serving meanwhile. */
-async function writeOnPool(fd: number, data: string | Uint8Array): Promise<void> {
+export async function writeOnPool(fd: number, data: string | Uint8Array): Promise<void> {
   const bytes = typeof data === "string" ? Buffer.from(data) : data;
   for (let offset = 0; offset < bytes.length; ) {
     offset += await new Promise<number>((resolve, reject) =>

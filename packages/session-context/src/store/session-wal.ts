@@ -1,6 +1,6 @@
 import { closeSync, constants, fdatasync, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
 import { crc32 } from "node:zlib";
-import { FILE_MODE } from "./atomic-file.js";
+import { FILE_MODE, SYNC_WRITE_LIMIT, writeOnPool } from "./atomic-file.js";
 import { NotRegularFileError, readRegularFile } from "./safe-open.js";
 
 /**
@@ -60,7 +60,9 @@ export async function appendWal(walPath: string, records: readonly WalRecord[], 
   const bytes = encodeWalRecords(records);
   const fd = openSync(walPath, APPEND_NO_FOLLOW, FILE_MODE);
   try {
-    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+    // A big node's text goes to the thread pool, as its file's does (atomic-file.ts), so the event loop keeps serving.
+    if (bytes.length > SYNC_WRITE_LIMIT) await writeOnPool(fd, bytes);
+    else for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
     if (sync)
       await new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
     return fstatSync(fd).size;

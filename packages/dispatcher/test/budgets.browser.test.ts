@@ -1,23 +1,12 @@
 // Budgets on the web page, in Chromium (issue 36): one bar per configured budget with what was spent against it,
 // updated after each turn, and the budget that stopped a turn named.
-import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createRuntime, type Runtime } from "@openprogram/session-context";
 import { startFakeOpenAIServer } from "@openprogram/session-context/testing";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { launchChromium, screenshots, UI_WAIT } from "./browser-kit.js";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { closeAll, onCleanup, startDispatcher } from "./helpers.js";
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--no-first-run",
-];
-const UI_WAIT = { timeout: 30_000 };
 
 let browser: Browser | undefined;
 let page: Page | undefined;
@@ -28,13 +17,6 @@ afterEach(async () => {
   await page?.close();
   await closeAll();
 });
-
-function screenshots(): string {
-  const root = process.env.OPENPROGRAM_TEST_REPORT_DIR ?? join(import.meta.dirname, "..", "..", "..", "test-results");
-  const dir = join(root, "screenshots");
-  mkdirSync(dir, { recursive: true });
-  return dir;
-}
 
 /** The bar of one budget: its figures' text and its meter's value and maximum (null without a meter). */
 async function barOf(scope: string, dimension: string) {
@@ -54,8 +36,6 @@ async function barOf(scope: string, dimension: string) {
 
 describe("budgets on the web page, in Chromium", () => {
   it("shows a bar per budget, updates it after each turn, and names the budget that stopped a turn", async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`Chromium is not installed at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH.`);
     // Every reply reports 600 tokens in and 0 out.
     const model = await startFakeOpenAIServer(() => ({ chunks: ["Noted."], usage: { input: 600, output: 0 } }));
     onCleanup(() => model.close());
@@ -64,7 +44,7 @@ describe("budgets on the web page, in Chromium", () => {
       runtime,
       budgets: { exec: { tokens: 50_000 }, turn: { tokens: 5000, seconds: 600 }, session: { tokens: 1000 } },
     });
-    browser ??= await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser ??= await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));

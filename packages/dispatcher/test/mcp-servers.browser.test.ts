@@ -2,26 +2,17 @@
 // stdio MCP server (the mcp package's notes server, the SDK's McpServer in a child process); the page lists it, a
 // ticked box gives its tools to the chat turns, and approval stays the server entry's (allowed tools run, the
 // others ask in the dialog).
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRuntime, type Runtime } from "@openprogram/session-context";
 import { startFakeOpenAIServer, type FakeReply, type ReceivedRequest } from "@openprogram/session-context/testing";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { launchChromium, UI_WAIT } from "./browser-kit.js";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { closeAll, onCleanup, startDispatcher } from "./helpers.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--no-first-run",
-];
-const UI_WAIT = { timeout: 30_000 };
 const NOTES_SERVER = fileURLToPath(new URL("../../mcp/test/servers/notes-server.mjs", import.meta.url));
 
 let browser: Browser | undefined;
@@ -57,8 +48,6 @@ function notesModel(request: ReceivedRequest): FakeReply {
 
 describe("MCP servers' tools on the web page, in Chromium", () => {
   it("lists the offered servers, gives a ticked server's tools to the turn, and asks before tools not allowed", async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`Chromium is not installed at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH.`);
     const dir = mkdtempSync(join(tmpdir(), "openprogram-dispatcher-mcp-"));
     onCleanup(() => rmSync(dir, { recursive: true, force: true }));
     const log = join(dir, "notes.log");
@@ -77,7 +66,7 @@ describe("MCP servers' tools on the web page, in Chromium", () => {
         },
       },
     });
-    browser ??= await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser ??= await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));

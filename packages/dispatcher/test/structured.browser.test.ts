@@ -1,25 +1,14 @@
 // A structured result on the web page, in Chromium (issue 33): a program's structured return value and its model
 // call's parsed value (`exec(..., { schema })`, answered by a real HTTP server speaking the OpenAI protocol) shown as
 // collapsible trees whose text is the value's JSON, operated from the keyboard, kept as toggled across redraws.
-import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { agenticFunction, createRuntime, type Runtime } from "@openprogram/session-context";
 import { startFakeOpenAIServer } from "@openprogram/session-context/testing";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { launchChromium, screenshots, UI_WAIT } from "./browser-kit.js";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { closeAll, onCleanup, startDispatcher } from "./helpers.js";
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--no-first-run",
-];
-const UI_WAIT = { timeout: 30_000 };
 
 let browser: Browser | undefined;
 let page: Page | undefined;
@@ -30,13 +19,6 @@ afterEach(async () => {
   await page?.close();
   await closeAll();
 });
-
-function screenshots(): string {
-  const root = process.env.OPENPROGRAM_TEST_REPORT_DIR ?? join(import.meta.dirname, "..", "..", "..", "test-results");
-  const dir = join(root, "screenshots");
-  mkdirSync(dir, { recursive: true });
-  return dir;
-}
 
 const Survey = z.object({
   ideas: z.array(z.object({ title: z.string(), risk: z.enum(["low", "high"]), tags: z.array(z.string()) })),
@@ -57,13 +39,11 @@ const RESULT = { count: 2, ...REPLY };
 
 describe("structured results on the web page, in Chromium", () => {
   it("shows a structured result and a parsed reply as collapsible trees, usable from the keyboard", async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`Chromium is not installed at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH.`);
     const model = await startFakeOpenAIServer(() => JSON.stringify(REPLY));
     onCleanup(() => model.close());
     const runtime = createRuntime({ provider: "openai", baseUrl: model.baseUrl, model: "m", maxRetries: 0 }) as Runtime;
     const served = await startDispatcher({ runtime, programs: { survey } });
-    browser ??= await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser ??= await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));

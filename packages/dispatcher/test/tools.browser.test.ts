@@ -1,25 +1,14 @@
 // Tool calls on the web page, in Chromium (issue 32): the approval question
 // answered from the page, the "approve every tool call" setting of a run, and
 // the call tree's tool nodes with their arguments and results.
-import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createRuntime, type Runtime } from "@openprogram/session-context";
 import { startFakeOpenAIServer } from "@openprogram/session-context/testing";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { launchChromium, screenshots, UI_WAIT } from "./browser-kit.js";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { closeAll, onCleanup, startDispatcher } from "./helpers.js";
 import { planDay, toolModel } from "./tool-program.js";
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--no-first-run",
-];
-const UI_WAIT = { timeout: 30_000 };
 
 let browser: Browser | undefined;
 let page: Page | undefined;
@@ -31,22 +20,13 @@ afterEach(async () => {
   await closeAll();
 });
 
-function screenshots(): string {
-  const root = process.env.OPENPROGRAM_TEST_REPORT_DIR ?? join(import.meta.dirname, "..", "..", "..", "test-results");
-  const dir = join(root, "screenshots");
-  mkdirSync(dir, { recursive: true });
-  return dir;
-}
-
 describe("tool calls on the web page, in Chromium", () => {
   it("asks for approval on the page, shows tool nodes with arguments and results, and approves all when set", async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`Chromium is not installed at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH.`);
     const model = await startFakeOpenAIServer(toolModel);
     onCleanup(() => model.close());
     const runtime = createRuntime({ provider: "openai", baseUrl: model.baseUrl, model: "m", maxRetries: 0 }) as Runtime;
     const served = await startDispatcher({ runtime, programs: { plan_day: planDay } });
-    browser ??= await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser ??= await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));

@@ -270,12 +270,16 @@ export class HistoryFiles {
         `Node ${node.id} serialises to ${text.length} bytes; the limit is ${MAX_NODE_BYTES}. Store large artifacts in the work dir instead.`,
       );
     }
+    // The view was refreshed under the session lock just before: the text it holds for the file is the one on disk
+    // (a change nobody journaled would have reloaded it), so the write need not read the file back for its CRC.
+    const replaced = state.fileById.get(node.id) === fileName ? state.fileCrc.get(fileName) : null;
     state.writing++;
     try {
       await this.writeLogged(
         paths,
         [{ path: join(paths.history, fileName), data: text }, ...alongside],
         !deferNameSync,
+        [replaced],
       );
     } finally {
       state.writing--;
@@ -304,13 +308,14 @@ export class HistoryFiles {
     paths: SessionPaths,
     files: readonly FileWrite[],
     durable: boolean,
-    /** The CRC-32 of the text each file replaces, where the caller knows it (null: a new file); read otherwise. */
-    knownReplaces: ReadonlyArray<number | null> = [],
+    /** The CRC-32 of the text each file replaces, where the caller knows it (null: a new file); read when undefined. */
+    knownReplaces: ReadonlyArray<number | null | undefined> = [],
   ): Promise<void> {
     // What each write replaces, so that recovery knows the old text as ours to roll forward (wal-recovery.ts).
-    const replaces = files.map((file, index) =>
-      index < knownReplaces.length ? (knownReplaces[index] ?? null) : crcOfFileOrNull(file.path),
-    );
+    const replaces = files.map((file, index) => {
+      const known = knownReplaces[index];
+      return known === undefined ? crcOfFileOrNull(file.path) : known;
+    });
     await renameFilesInPlace(files, false);
     let pending = this.unsynced.get(paths.history);
     if (!pending) this.unsynced.set(paths.history, (pending = new Set()));

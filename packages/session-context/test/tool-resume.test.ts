@@ -29,7 +29,7 @@ import {
 } from "../src/testing/index.js";
 import { readWal } from "../src/store/session-wal.js";
 import { childScript, git, runTsChild } from "./helpers.js";
-import { planDay } from "./programs/tool-day.mjs";
+import { planDay, planDayAtOnce } from "./programs/tool-day.mjs";
 
 const SHOUT_DOC = "Say the text back in capitals, then shorten it.";
 
@@ -50,6 +50,19 @@ function dayModel(json: { messages?: Array<{ role: string; content?: unknown }> 
   const digest = createHash("sha256").update(body).digest("hex").slice(0, 8);
   if (messages[0]?.content === SHOUT_DOC) return `LOUD ${digest}`;
   const results = messages.filter((message) => message.role === "tool").length;
+  const atOnce = messages.some(
+    (message) => typeof message.content === "string" && message.content.endsWith("at once."),
+  );
+  if (atOnce)
+    return results === 0
+      ? {
+          reply: "",
+          toolCalls: [
+            { id: "call_weather", name: "weather", arguments: { city: "Oslo" } },
+            { id: "call_shout", name: "shout", arguments: { text: "have fun" } },
+          ],
+        }
+      : `Your day ${digest}`;
   const calls = [
     { id: "call_weather", name: "weather", arguments: { city: "Oslo" } },
     { id: "call_book", name: "book_room", arguments: { city: "Oslo" } },
@@ -85,8 +98,8 @@ function executions(sessionId: string): string[] {
   }
 }
 
-/** Runs the program in this process, as one turn of `sessionId`, approving the booking. */
-async function runHere(sessionId: string): Promise<string> {
+/** Runs the program (planDay unless told) in this process, as one turn of `sessionId`, approving the booking. */
+async function runHere(sessionId: string, program = planDay): Promise<string> {
   process.env.OPENPROGRAM_TEST_TOOL_LOG = logOf(sessionId);
   try {
     return await sessionContext(
@@ -95,9 +108,9 @@ async function runHere(sessionId: string): Promise<string> {
         db: store.db,
         runtime,
         asker: createScriptedAsker(["yes"]),
-        program: { ref: "program:plan_day", input: { city: "Oslo" } },
+        program: { ref: `program:${program.name}`, input: { city: "Oslo" } },
       },
-      () => planDay({ city: "Oslo" }),
+      () => program({ city: "Oslo" }),
     );
   } finally {
     delete process.env.OPENPROGRAM_TEST_TOOL_LOG;
@@ -105,14 +118,14 @@ async function runHere(sessionId: string): Promise<string> {
 }
 
 /** Resumes in this process (the booking approved if it is asked again). */
-async function resumeHere(sessionId: string, options: { answer?: string } = {}): Promise<string> {
+async function resumeHere(sessionId: string, options: { answer?: string } = {}, program = planDay): Promise<string> {
   process.env.OPENPROGRAM_TEST_TOOL_LOG = logOf(sessionId);
   try {
     return await resumeTurn<string>({
       sessionId,
       db: store.db,
       runtime,
-      program: planDay,
+      program,
       asker: options.answer === undefined ? createScriptedAsker(["yes"]) : null,
       ...options,
     });
@@ -341,4 +354,35 @@ describe("resuming after SIGKILL of the process running the turn", () => {
       await expectHealthy("asking");
     },
   );
+});
+
+describe("resuming a turn whose model asked for two tools in one reply (run concurrently)", () => {
+  it("killed inside the agentic tool after the plain one finished: it runs no finished tool again and repeats no request", async () => {
+    const result = await runHere("reference", planDayAtOnce);
+    expect(executions("reference")).toEqual(["weather", "shout"]);
+    // The plan asking for both; shout's two requests; the answer reading both results, in the order asked.
+    const sent = bodies();
+    expect(sent).toHaveLength(4);
+    const answerRequest = JSON.parse(sent[3] ?? "{}") as { messages: Array<{ role: string; tool_call_id?: string }> };
+    expect(answerRequest.messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id)).toEqual([
+      "call_weather",
+      "call_shout",
+    ]);
+    server.requests.length = 0;
+
+    await runKilledChild("at_once", { OPENPROGRAM_TEST_AT_ONCE: "1", OPENPROGRAM_TEST_DIE_IN: "shout" });
+    expect(executions("at_once")).toEqual(["weather", "shout"]);
+    await expect(resumeHere("at_once", {}, planDayAtOnce)).resolves.toBe(result);
+    // weather's recorded result is used; shout's body runs again, replaying its recorded first request.
+    expect(executions("at_once")).toEqual(["weather", "shout", "shout"]);
+    expect(bodies()).toEqual(sent);
+    const nodes = await nodesOf("at_once");
+    const weatherRuns = nodes.filter((node) => node.name === "weather");
+    const shoutRuns = nodes.filter((node) => node.name === "shout");
+    expect(weatherRuns.map((node) => node.metadata.status)).toEqual(["completed"]);
+    expect(shoutRuns.map((node) => node.metadata.status)).toEqual(["interrupted", "completed"]);
+    // Both calls sit under the one reply that asked for them.
+    expect(new Set([weatherRuns[0]?.caller, shoutRuns[0]?.caller]).size).toBe(1);
+    await expectHealthy("at_once");
+  });
 });

@@ -2,9 +2,10 @@
 // dies with SIGKILL where the test says: $OPENPROGRAM_TEST_DIE_IN (inside a tool,
 // see tool-day.mjs), $OPENPROGRAM_TEST_DIE_AFTER (once a tool's result is
 // recorded, before the next model request), or $OPENPROGRAM_TEST_DIE_ASKING=1
-// (while the approval question waits). Otherwise approvals are answered yes.
+// (while the approval question waits). Otherwise approvals are answered yes. With $OPENPROGRAM_TEST_AT_ONCE=1 it
+// runs planDayAtOnce (two tool calls in one reply, run concurrently).
 import { createRuntime, createScriptedAsker, moduleProgramRef, sessionContext, type Asker } from "../../src/index.js";
-import { planDay } from "../programs/tool-day.mjs";
+import { planDay, planDayAtOnce } from "../programs/tool-day.mjs";
 
 const [sessionId, city] = process.argv.slice(2) as [string, string];
 const runtime = createRuntime({
@@ -18,8 +19,12 @@ const asker: Asker =
   process.env.OPENPROGRAM_TEST_DIE_ASKING === "1"
     ? { ask: () => new Promise<never>(() => process.kill(process.pid, "SIGKILL")) }
     : createScriptedAsker(["yes"]);
+const atOnce = process.env.OPENPROGRAM_TEST_AT_ONCE === "1";
 const program = {
-  ref: moduleProgramRef(new URL("../programs/tool-day.mjs", import.meta.url).pathname, "planDay"),
+  ref: moduleProgramRef(
+    new URL("../programs/tool-day.mjs", import.meta.url).pathname,
+    atOnce ? "planDayAtOnce" : "planDay",
+  ),
   input: { city },
 };
 const result = await sessionContext(
@@ -33,6 +38,6 @@ const result = await sessionContext(
       if (event.type === "tool_result" && event.name === dieAfter) process.kill(process.pid, "SIGKILL");
     },
   },
-  () => planDay({ city }),
+  () => (atOnce ? planDayAtOnce : planDay)({ city }),
 );
 process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -5,7 +5,8 @@
 // $OPENPROGRAM_TEST_TOOL_LOG, so a test counts executions across processes;
 // $OPENPROGRAM_TEST_DIE_IN names a tool inside which the process kills itself
 // with SIGKILL (for the agentic one: between its two model calls), as a crash
-// would. The core is a parameter because the program's two copies load
+// would. `planDayAtOnce` asks for the weather and the shout in one reply,
+// run concurrently (parallelToolCalls). The core is a parameter because the program's two copies load
 // different ones: test/programs/tool-day.mjs the core's sources (a tsx child
 // loads the same code as the test), packages/cli/test/programs/tool-day.mjs
 // the built package (as the CLI loads a user's program).
@@ -56,5 +57,14 @@ export function toolDayProgram({ agenticFunction, tool }) {
       runtime.exec(`Plan my day in ${city}.`, { tools: [weather, bookRoom, shout], parallelToolCalls: false }),
   );
 
-  return { weather, bookRoom, shout, planDay };
+  const planDayAtOnce = agenticFunction(
+    { name: "plan_day_at_once", doc: "Plan the day. Use the tools when they help." },
+    async ({ city }, { runtime }) =>
+      runtime.exec(`Plan my day in ${city}, asking for what you need at once.`, {
+        tools: [weather, shout],
+        parallelToolCalls: true,
+      }),
+  );
+
+  return { weather, bookRoom, shout, planDay, planDayAtOnce };
 }

@@ -3,4 +3,4 @@
 import * as core from "../../src/index.js";
 import { toolDayProgram } from "./tool-day-program.mjs";
 
-export const { weather, bookRoom, shout, planDay } = toolDayProgram(core);
+export const { weather, bookRoom, shout, planDay, planDayAtOnce } = toolDayProgram(core);

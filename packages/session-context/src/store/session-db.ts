@@ -11,7 +11,7 @@ import type {
   SessionPatch,
 } from "./session-db-options.js";
 import { StoreState } from "./store-state.js";
-import { registerStoreInternals } from "./store-internals.js";
+import { registerStoreInternals } from "./internal.js";
 import { liveTurnLeases } from "./turn-lease.js";
 import { TurnCommit } from "./turn-commit.js";
 import { TurnLifecycle } from "./turn-lifecycle.js";

@@ -41,6 +41,22 @@ export const boundaryRules = {
   ],
 };
 
+const INTERNAL_DOOR =
+  "store/internal.ts is the core's internal door to a store (synchronous readers, the session lock, registry repairs): only the core's own modules and tests use it. Use SessionDB's public, async methods; if you need more, add a public function to the core.";
+
+/**
+ * The store's internal door (packages/session-context/src/store/internal.ts): nothing outside the core's src/ and
+ * its own tests imports it, whatever the path (a relative path, the built dist/, the old store-internals name).
+ * The core rule `no-restricted-imports`, so it adds to the boundary's `@typescript-eslint/no-restricted-imports`
+ * instead of replacing it.
+ */
+export const internalDoorRules = {
+  "no-restricted-imports": [
+    "error",
+    { patterns: [{ regex: "(^|/)store/(internal|store-internals)(\\.[cm]?[jt]s)?$", message: INTERNAL_DOOR }] },
+  ],
+};
+
 export default tseslint.config(
   {
     ignores: [
@@ -82,6 +98,31 @@ export default tseslint.config(
     ],
     ignores: ["packages/session-context/**"],
     rules: boundaryRules,
+  },
+  {
+    // The store's internal door: only the core's own modules and tests go through it.
+    files: ["**/*.ts", "**/*.mts", "**/*.js", "**/*.mjs"],
+    ignores: ["packages/session-context/src/**", "packages/session-context/test/**"],
+    rules: internalDoorRules,
+  },
+  {
+    // Inside the core, a store registers its internals in one place: SessionDB's constructor.
+    files: ["packages/session-context/src/**/*.ts", "packages/session-context/test/**/*.ts"],
+    ignores: ["packages/session-context/src/store/session-db.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "(^|/)internal(\\.js)?$",
+              importNames: ["registerStoreInternals"],
+              message: "Only SessionDB's constructor registers a store's internals (store/session-db.ts).",
+            },
+          ],
+        },
+      ],
+    },
   },
   {
     // The CLI talks to a terminal; tests, benchmarks and scripts print their findings.

@@ -15,7 +15,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { doctorSessions, SessionDB, type DoctorReport } from "../src/index.js";
 import { createTempStore, PYTHON_SESSIONS_FIXTURE, type TempStore } from "../src/testing/index.js";
 import { git } from "./helpers.js";
-import { storeInternals } from "../src/store/store-internals.js";
+import { storeInternals } from "../src/store/internal.js";
 
 let store: TempStore;
 beforeEach(() => {

@@ -2,7 +2,7 @@
 // sessions are dropped (and read again from disk when used), the session being worked on stays.
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { MAX_CACHED_HISTORY_BYTES } from "../src/index.js";
-import { storeInternals } from "../src/store/store-internals.js";
+import { storeInternals } from "../src/store/internal.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 
 let store: TempStore;

@@ -23,6 +23,32 @@ describe("the lint boundary", () => {
     expect(result?.messages.filter((message) => message.ruleId?.includes("restricted"))).toEqual([]);
   });
 
+  it("keeps the store's internal door inside the core, by any path", async () => {
+    const eslint = new ESLint({ cwd: repoRoot, ignore: false });
+    const [result] = await eslint.lintFiles([fixture("internal-door.ts")]);
+    const door = (result?.messages ?? []).filter((message) => message.ruleId === "no-restricted-imports");
+    expect(door.map((message) => message.line)).toEqual([3, 4, 5]);
+    for (const message of door) expect(message.message).toContain("internal door");
+  });
+
+  it("lets core modules use the internal door, and only SessionDB register a store's internals", async () => {
+    const eslint = new ESLint({ cwd: repoRoot, ignore: false });
+    const code = [
+      'import { registerStoreInternals, storeInternals } from "./internal.js";',
+      "export const used = [registerStoreInternals, storeInternals];",
+      "",
+    ].join("\n");
+    const lintAs = async (path: string) =>
+      ((await eslint.lintText(code, { filePath: `${repoRoot}${path}` }))[0]?.messages ?? []).filter(
+        (message) => message.ruleId === "no-restricted-imports",
+      );
+    const elsewhere = await lintAs("packages/session-context/src/store/walk-branch.ts");
+    expect(elsewhere.map((message) => message.message)).toEqual([
+      expect.stringContaining("Only SessionDB's constructor registers a store's internals"),
+    ]);
+    expect(await lintAs("packages/session-context/src/store/session-db.ts")).toEqual([]);
+  });
+
   // Type-aware ESLint over every package's sources: 13-23 s with no other test of ours running
   // (CPU, not disk), growing with the tree; 125 s once with the machine loaded 25x by other work.
   // The timeout bounds a hang: 300 s. `npm test` sets OPENPROGRAM_TREE_LINTED once its checks phase has

@@ -5,7 +5,7 @@ import { PersistedTokenCounts } from "../src/compaction/persisted-token-counts.j
 import { countChatTokens, countChatTokensPersisted, forgetTokenCounts } from "../src/compaction/token-count.js";
 import type { ChatMessage } from "../src/providers/types.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
-import { storeInternals } from "../src/store/store-internals.js";
+import { storeInternals } from "../src/store/internal.js";
 
 const history = (salt: string): ChatMessage[] =>
   Array.from({ length: 40 }, (_, index) => ({

@@ -14,7 +14,7 @@ import {
   sessionContext,
 } from "../src/index.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
-import { storeInternals } from "../src/store/store-internals.js";
+import { storeInternals } from "../src/store/internal.js";
 
 let store: TempStore;
 beforeAll(async () => {

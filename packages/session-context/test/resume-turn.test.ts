@@ -33,7 +33,7 @@ import {
 import { createTempStore, startFakeOpenAIServer, type FakeOpenAIServer, type TempStore } from "../src/testing/index.js";
 import { childScript, runTsChild } from "./helpers.js";
 import { planTrip } from "./programs/trip.mjs";
-import { storeInternals } from "../src/store/store-internals.js";
+import { storeInternals } from "../src/store/internal.js";
 
 const TRIP_MODULE = fileURLToPath(new URL("./programs/trip.mjs", import.meta.url));
 const TRIP = { ref: moduleProgramRef(TRIP_MODULE, "planTrip"), input: { destination: "Lisbon", days: 3 } };

@@ -15,7 +15,7 @@ import {
   type SessionDB,
 } from "../src/index.js";
 import { createTempStore, scriptedRuntime, type TempStore } from "../src/testing/index.js";
-import { storeInternals } from "../src/store/store-internals.js";
+import { storeInternals } from "../src/store/internal.js";
 import { git } from "./helpers.js";
 
 const V2_FIXTURE = fileURLToPath(new URL("./fixtures/python-openprogram-sessions-v2.tar.gz", import.meta.url));

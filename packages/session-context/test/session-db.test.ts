@@ -14,7 +14,7 @@ import {
 } from "../src/index.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 import { childScript, git, runTsChild } from "./helpers.js";
-import { storeInternals } from "../src/store/store-internals.js";
+import { storeInternals } from "../src/store/internal.js";
 
 let store: TempStore;
 beforeEach(() => {

@@ -1,7 +1,7 @@
 // A process killed (SIGKILL) while a reply streams leaves its llm node `running`: recovery
 // records it interrupted (the abandoned-turn policy), the doctor is content, and resuming the
 // turn reuses the replies that completed and sends the interrupted request again, byte for byte.
-import { storeInternals } from "../src/store/store-internals.js";
+import { storeInternals } from "../src/store/internal.js";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, expect, it } from "vitest";

@@ -1,6 +1,6 @@
 // Streaming through the core: both HTTP providers against real loopback servers speaking their
 // streaming wire protocols (OpenAI SSE chunks, Anthropic's event stream), and the scripted provider.
-import { storeInternals } from "../src/store/store-internals.js";
+import { storeInternals } from "../src/store/internal.js";
 import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {

@@ -16,7 +16,7 @@ import {
 import { nowSeconds } from "../time/now-seconds.js";
 import type { SessionNode } from "../store/types.js";
 import type { AskResponse } from "./types.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 
 /** Options of askUser. */
 export interface AskUserOptions {

@@ -10,7 +10,7 @@ import { activeContext } from "../context/storage.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import { openStore } from "../store/open-store.js";
 import type { SessionDB } from "../store/session-db.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 import type { SessionNode } from "../store/types.js";
 import { isTipCandidate, listBranchTips, type BranchTip } from "./branch-tips.js";
 

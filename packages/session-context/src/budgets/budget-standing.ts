@@ -1,5 +1,5 @@
 import type { SessionDB } from "../store/session-db.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 import type { SessionNode } from "../store/types.js";
 import { resolvePriceTable, type PriceTable } from "../usage/price-table.js";
 import { sessionUsageOf } from "../usage/session-usage.js";

@@ -3,7 +3,7 @@ import type { CompactionScope } from "./compaction-scope.js";
 import { randomHex } from "../ids.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import type { ChatMessage, ModelProvider } from "../providers/types.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 import type { SessionNode } from "../store/types.js";
 import { resolveCompactionSettings, type CompactionSettings } from "./compaction-settings.js";
 import { nodeMessages, planCompaction, type CompactionPlan } from "./plan-compaction.js";

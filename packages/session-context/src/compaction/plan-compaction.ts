@@ -1,7 +1,7 @@
 import type { ChatMessage } from "../providers/types.js";
 import { PromptMessages } from "../prompt/prompt-messages.js";
 import { isUnfinished } from "../store/node-status.js";
-import { walkBranch } from "../store/session-db.js";
+import { walkBranch } from "../store/walk-branch.js";
 import type { SessionNode } from "../store/types.js";
 import { substituteSummary } from "./substitute-summary.js";
 import { coversIdsOf, isSummaryNode } from "./summary-node.js";

@@ -1,7 +1,7 @@
 import type { CompactionReason } from "../context/events.js";
 import type { ChatMessage, ModelProvider, ModelRequest, ReportedUsage } from "../providers/types.js";
 import type { CompactionPort, WindowedPrompt } from "../runtime/compaction-port.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 import { compactInContext, type CompactionResult } from "./compact-in-context.js";
 import type { CompactionScope } from "./compaction-scope.js";
 import { resolveCompactionSettings, type CompactionSettings } from "./compaction-settings.js";

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { ActiveContext } from "../context/types.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 import { AttachmentStore } from "./attachment-store.js";
 import type { AttachmentSink } from "./resolve-content.js";
 

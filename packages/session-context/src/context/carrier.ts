@@ -11,7 +11,7 @@ import { callIdOf } from "./accessors.js";
 import { traceparentOf } from "../telemetry/spans.js";
 import { activeContext } from "./storage.js";
 import type { ActiveContext } from "./types.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 
 /** Environment variables that carry a session context into a child process. */
 export const CARRIER_VARIABLES = {

@@ -5,7 +5,7 @@ import { isUnfinished, type NodeStatus } from "../store/node-status.js";
 import type { SessionNode } from "../store/types.js";
 import { requireContext } from "./accessors.js";
 import type { SessionEvent } from "./events.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 
 /**
  * Begins the current turn now (session status running, turn lease) for work

@@ -6,7 +6,7 @@ import { resolveRuntime } from "../runtime/resolve-runtime.js";
 import { SessionNodeWriter } from "../store/node-writer.js";
 import { openStore } from "../store/open-store.js";
 import type { SessionDB } from "../store/session-db.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 import type { SessionStatus } from "../store/types.js";
 import { checkTurnProgram } from "../turns/program-ref.js";
 import { failSpan, parentContextOf, startTurnSpan } from "../telemetry/spans.js";

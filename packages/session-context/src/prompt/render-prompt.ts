@@ -1,7 +1,7 @@
 import type { AttachmentStore } from "../content/attachment-store.js";
 import type { ContentPart } from "../content/content-blocks.js";
 import type { ChatMessage } from "../providers/types.js";
-import { walkBranch } from "../store/session-db.js";
+import { walkBranch } from "../store/walk-branch.js";
 import { activeSummary } from "../compaction/summary-node.js";
 import { substituteSummary } from "../compaction/substitute-summary.js";
 import { isUnfinished } from "../store/node-status.js";

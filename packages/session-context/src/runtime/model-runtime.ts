@@ -16,7 +16,7 @@ import { conversationTip, renderPrompt, type RenderedPrompt } from "../prompt/re
 import { chatTurnContext } from "./chat.js";
 import { editForkPoint } from "../branches/branches.js";
 import type { ChatOptions, ExecOptions, ExecResult, Runtime } from "./types.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 import { activeSummaryId } from "../compaction/summary-node.js";
 import type { CompactionSettings } from "../compaction/compaction-settings.js";
 import { contextWindowPolicy } from "../compaction/window-policy.js";

@@ -1,5 +1,5 @@
 import { openStore } from "../store/open-store.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 import type { SessionRecord } from "../store/types.js";
 import type { StoreOption } from "./manage.js";
 

@@ -6,7 +6,7 @@ import { unsafeConfigKeys } from "../store/git/git-config-check.js";
 import { listPacks } from "../store/git/pack-merge.js";
 import { unsafeRepositoryEntries } from "../store/git/repository-tree.js";
 import { openStore } from "../store/open-store.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 import type { StoreOption } from "./manage.js";
 
 /** One session repository `gcSessions` looked at. */

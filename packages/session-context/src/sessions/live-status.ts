@@ -4,7 +4,7 @@
 // its turn was interrupted and can be resumed.
 import { openStore } from "../store/open-store.js";
 import type { SessionDB } from "../store/session-db.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 import type { SessionRecord } from "../store/types.js";
 
 /** What a listing shows for a session recorded `running` whose turn nobody holds. */

@@ -8,7 +8,7 @@ import { openStore } from "../store/open-store.js";
 import type { SessionDB } from "../store/session-db.js";
 import type { HistoryProblem, SessionMeta, SessionNode, SessionRecord } from "../store/types.js";
 import { SessionNotFoundError } from "../errors.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 import { failureLines, latestFailure, nodeFailure } from "./node-failure.js";
 
 /** Which store to use; default `openStore()` ($OPENPROGRAM_HOME/sessions). */

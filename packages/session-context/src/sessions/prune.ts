@@ -4,7 +4,7 @@ import { isValidSessionId } from "../ids.js";
 import { SessionBusyError } from "../errors.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import { openStore } from "../store/open-store.js";
-import { storeInternals, type StoreInternals } from "../store/store-internals.js";
+import { storeInternals, type StoreInternals } from "../store/internal.js";
 import type { SessionRecord } from "../store/types.js";
 import type { StoreOption } from "./manage.js";
 

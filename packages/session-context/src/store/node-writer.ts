@@ -1,6 +1,6 @@
 import type { SessionDB } from "./session-db.js";
 import type { AppendOptions, NodeDraft, NodePatch, SessionNode, UpdateOptions } from "./types.js";
-import { storeInternals } from "./store-internals.js";
+import { storeInternals } from "./internal.js";
 
 /** Called after each write, so adapters can stream the DAG as it grows. */
 export type NodeWriteListener = (op: "append" | "update", node: SessionNode) => void;

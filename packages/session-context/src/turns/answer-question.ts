@@ -9,7 +9,7 @@ import { openStore } from "../store/open-store.js";
 import type { SessionDB } from "../store/session-db.js";
 import type { NodePatch, SessionNode } from "../store/types.js";
 import { describeTurn, type ResumableTurn } from "./find-resumable.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 
 /** Options of `answerQuestion`. */
 export interface AnswerQuestionOptions {

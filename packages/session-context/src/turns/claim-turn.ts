@@ -3,7 +3,7 @@ import { SessionBusyError } from "../errors.js";
 import { processIdentity } from "../store/file-lock.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import { claimIsLive, resumedBy, type ResumableTurn } from "./find-resumable.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 
 /**
  * Takes over the turn's top-level call for the current turn, or throws

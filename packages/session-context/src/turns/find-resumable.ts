@@ -7,7 +7,7 @@ import { isOtherHostProcessAlive } from "../store/other-hosts.js";
 import type { SessionDB } from "../store/session-db.js";
 import type { SessionNode } from "../store/types.js";
 import { isPassingFailure, RecordView } from "./record-view.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 
 /** Which turn `describeTurn` and `findResumableTurn` look at. */
 export interface FindTurnOptions {

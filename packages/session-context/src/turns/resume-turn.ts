@@ -27,7 +27,7 @@ import { parseProgramRef, type TurnProgram } from "./program-ref.js";
 import { checkRecordedModule, type RecordedModule, type RecordedModulePolicy } from "./recorded-module.js";
 import { RecordView } from "./record-view.js";
 import { Replay } from "./replay.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 
 /** What a resumed turn runs again: an agentic function, or an entry with its own `run`. */
 export type ResumableProgram = AgenticFunction<never, unknown> | { run(input: unknown): unknown };

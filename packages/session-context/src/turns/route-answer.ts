@@ -2,7 +2,7 @@ import { activeContext } from "../context/storage.js";
 import { NoPendingQuestionError, NothingToResumeError, SessionNotFoundError } from "../errors.js";
 import { assertValidSessionId } from "../ids.js";
 import { openStore } from "../store/open-store.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 import { answerQuestion, checkAnswer, turnWaitingFor, type AnsweredQuestion } from "./answer-question.js";
 import type { ResumableTurn } from "./find-resumable.js";
 import { prepareResume, type PreparedResume, type ResumeTurnOptions } from "./resume-turn.js";

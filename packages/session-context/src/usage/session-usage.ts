@@ -1,7 +1,7 @@
 import { clipLine } from "../messages/clip-text.js";
 import { openStore } from "../store/open-store.js";
 import type { SessionDB } from "../store/session-db.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 import type { SessionNode } from "../store/types.js";
 import { llmNodeUsage } from "./llm-usage.js";
 import { resolvePriceTable, type PriceTable } from "./price-table.js";

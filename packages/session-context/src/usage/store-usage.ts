@@ -3,7 +3,7 @@ import { InvalidInputError } from "../errors.js";
 import { isValidSessionId } from "../ids.js";
 import { openStore } from "../store/open-store.js";
 import type { SessionDB } from "../store/session-db.js";
-import { storeInternals } from "../store/store-internals.js";
+import { storeInternals } from "../store/internal.js";
 import { readUsageCache, writeUsageCache, type CachedSessionUsage } from "../store/usage-cache.js";
 import { historyFingerprint, readUsageTotal } from "../store/usage-total.js";
 import { resolvePriceTable, type PriceTable } from "./price-table.js";

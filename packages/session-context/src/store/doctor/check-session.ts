@@ -17,7 +17,7 @@ import { checkUncommittedTail } from "./uncommitted-tail.js";
 import { checkUnfinishedNodes } from "./unfinished-nodes.js";
 import { checkUnsafePaths } from "./unsafe-paths.js";
 import { checkWalTail } from "./wal-tail.js";
-import { storeInternals } from "../store-internals.js";
+import { storeInternals } from "../internal.js";
 
 /** The checks of one session, in the order their repairs build on each other. */
 const SESSION_CHECKS: readonly SessionCheck[] = [

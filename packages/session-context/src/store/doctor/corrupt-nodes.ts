@@ -4,7 +4,7 @@ import { findCommittedVersion } from "../git-repo.js";
 import { parseNodeText } from "../history.js";
 import { parseNodeFileName } from "../layout.js";
 import type { SessionScan } from "./types.js";
-import { storeInternals } from "../store-internals.js";
+import { storeInternals } from "../internal.js";
 
 /**
  * `corrupt_node`: a node file that does not parse. --fix restores the newest

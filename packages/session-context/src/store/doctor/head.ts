@@ -3,7 +3,7 @@ import { writeFileAtomic } from "../atomic-file.js";
 import { readMetaFile } from "../meta-file.js";
 import type { SessionNode } from "../types.js";
 import type { DoctorFinding, SessionScan } from "./types.js";
-import { storeInternals } from "../store-internals.js";
+import { storeInternals } from "../internal.js";
 
 /**
  * `dangling_head` (head_id names no node) and `missing_head` (conversation

@@ -7,7 +7,7 @@ import { readRegistryFile } from "../registry.js";
 import type { SessionMeta, SessionNode } from "../types.js";
 import { computeHead } from "./head.js";
 import type { SessionScan } from "./types.js";
-import { storeInternals } from "../store-internals.js";
+import { storeInternals } from "../internal.js";
 
 /**
  * `missing_meta` and `corrupt_meta` (not JSON, or not a JSON object). --fix

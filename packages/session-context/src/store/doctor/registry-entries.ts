@@ -5,7 +5,7 @@ import { readRegistryFile, registryEntryFromMeta } from "../registry.js";
 import type { SessionDB } from "../session-db.js";
 import type { SessionRecord } from "../types.js";
 import type { DoctorFinding } from "./types.js";
-import { storeInternals } from "../store-internals.js";
+import { storeInternals } from "../internal.js";
 
 /**
  * The registry against the sessions on disk: `registry_missing_entry`,

@@ -3,7 +3,7 @@ import { INDEX_FILE } from "../layout.js";
 import { readRegistryFile } from "../registry.js";
 import type { SessionDB } from "../session-db.js";
 import type { DoctorFinding } from "./types.js";
-import { storeInternals } from "../store-internals.js";
+import { storeInternals } from "../internal.js";
 
 /** `registry_corrupt`: index.json missing, not JSON or not an object; --fix rebuilds it from the meta.json files. */
 export async function checkRegistryFile(db: SessionDB, findings: DoctorFinding[], fix: boolean): Promise<void> {

@@ -5,7 +5,7 @@ import { writeFileAtomic } from "../atomic-file.js";
 import { nodeFileName, parseNodeFileName } from "../layout.js";
 import type { SessionNode } from "../types.js";
 import type { NodeFileEntry, SessionScan } from "./types.js";
-import { storeInternals } from "../store-internals.js";
+import { storeInternals } from "../internal.js";
 
 /**
  * `seq_mismatch` (a node's seq differs from its file name's; --fix rewrites

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { nowSeconds } from "../../time/now-seconds.js";
 import { statusAfterAbandon } from "../abandoned-turn.js";
 import type { SessionScan } from "./types.js";
-import { storeInternals } from "../store-internals.js";
+import { storeInternals } from "../internal.js";
 
 /**
  * `unfinished_node`: a node still running with no turn running; --fix records it interrupted. A waiting

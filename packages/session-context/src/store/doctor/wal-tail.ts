@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { storeInternals } from "../store-internals.js";
+import { storeInternals } from "../internal.js";
 import { checkpointWal, planWalRestore, restoreFromWal } from "../wal-recovery.js";
 import type { SessionPaths } from "../layout.js";
 import type { AddFinding } from "./types.js";

@@ -1,3 +1,10 @@
+// The core's one internal door to a store. A SessionDB's public surface is async, with one way to do each thing;
+// the core's own modules (the session context, prompt rendering, turns, the doctor) also need synchronous readers on
+// their hot paths, the session lock and the registry for repairs. They get them here, as `storeInternals(db)`, and
+// only here: the package entry does not export this module, and lint (eslint.config.js, "the store's internal door")
+// refuses an import of it from any file outside packages/session-context/src and the core's own tests, and an import
+// of registerStoreInternals from anything but session-db.ts. A WeakMap keyed by the store keeps these methods off the
+// SessionDB object itself, so an adapter holding a SessionDB sees only its public surface.
 import { InvalidInputError } from "../errors.js";
 import type { SessionPaths } from "./layout.js";
 import type { SessionHistory, SessionMeta, SessionNode, SessionRecord } from "./types.js";
@@ -6,7 +13,7 @@ import type { SessionHistory, SessionMeta, SessionNode, SessionRecord } from "./
  * What the core's own modules (the session context, prompt rendering, turns,
  * the doctor) need of a store beyond its public, async surface: synchronous
  * readers for the hot paths, the session lock and the registry for repairs.
- * Not exported from the package entry, so adapters have one way to use a store.
+ * Reached through `storeInternals(db)` (at the end of this file).
  */
 export interface StoreInternals {
   /** Paths of a session (validates the id first). */
@@ -53,7 +60,7 @@ interface StoreKey {
 
 const internalsByStore = new WeakMap<StoreKey, StoreInternals>();
 
-/** Called once by each SessionDB's constructor. */
+/** Called once by each SessionDB's constructor (and by nothing else: lint keeps it so). */
 export function registerStoreInternals(db: StoreKey, internals: StoreInternals): void {
   internalsByStore.set(db, internals);
 }

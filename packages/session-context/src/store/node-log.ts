@@ -1,0 +1,115 @@
+import { NodeNotFoundError } from "../errors.js";
+import { nowSeconds } from "../time/now-seconds.js";
+import { historyProblems, orderedNodes } from "./history.js";
+import type { StoreState } from "./store-state.js";
+import { liveTurnLeases } from "./turn-lease.js";
+import type {
+  AppendOptions,
+  NodeDraft,
+  NodePatch,
+  SessionHistory,
+  SessionMeta,
+  SessionNode,
+  UpdateOptions,
+} from "./types.js";
+import { walkBranch } from "./walk-branch.js";
+
+/** A fresh, shared, read-only view of a session's nodes, by id and in seq order. */
+export interface NodeSnapshot {
+  byId: ReadonlyMap<string, SessionNode>;
+  ordered: readonly SessionNode[];
+}
+
+/**
+ * A session's node log: writing nodes (each under the session lock, with
+ * meta.json's head moved beside the node that extends it) and reading them
+ * through the cached history (history.ts keeps it exact by the session's
+ * change journal). See SessionDB for each public method.
+ */
+export class NodeLog {
+  constructor(private readonly state: StoreState) {}
+
+  async append(sessionId: string, draft: NodeDraft, options: AppendOptions): Promise<SessionNode> {
+    const { state } = this;
+    const paths = state.requirePaths(sessionId);
+    return state.withSessionLock(sessionId, async () => {
+      // Read once: the head the node links to and the meta.json written beside it when it moves the head.
+      let meta: SessionMeta | undefined;
+      const readMeta = (): SessionMeta => (meta ??= state.readMetaSync(sessionId));
+      const updatedAt = nowSeconds();
+      const { node, movedHead } = await state.history.append(paths, draft, options, readMeta, (added, moved) =>
+        moved ? [state.metaWrite(sessionId, readMeta(), { head_id: added.id, updated_at: updatedAt })] : [],
+      );
+      if (movedHead) state.metaStamps.record(paths, updatedAt);
+      return node;
+    });
+  }
+
+  async update(sessionId: string, nodeId: string, patch: NodePatch, options: UpdateOptions): Promise<SessionNode> {
+    const { state } = this;
+    const paths = state.requirePaths(sessionId);
+    return state.withSessionLock(sessionId, async () => {
+      const updatedAt = nowSeconds();
+      let movedHead = false;
+      const node = await state.history.update(
+        paths,
+        sessionId,
+        nodeId,
+        patch,
+        (updated) => {
+          if (!options.advanceHead || updated.caller !== "") return [];
+          // Only a reply that still extends the head moves it: a branch made meanwhile keeps its place.
+          const meta = state.readMetaSync(sessionId);
+          const predecessor = updated.predecessor === "ROOT" ? null : updated.predecessor;
+          if ((meta.head_id ?? null) !== predecessor) return [];
+          movedHead = true;
+          return [state.metaWrite(sessionId, meta, { head_id: updated.id, updated_at: updatedAt })];
+        },
+        options.deferNameSync === true,
+      );
+      if (movedHead) state.metaStamps.record(paths, updatedAt);
+      return node;
+    });
+  }
+
+  async updateIf(
+    sessionId: string,
+    nodeId: string,
+    decide: (node: SessionNode, liveTurnIds: readonly string[]) => NodePatch | null,
+  ): Promise<SessionNode | null> {
+    const { state } = this;
+    const paths = state.requirePaths(sessionId);
+    return state.withSessionLock(sessionId, async () => {
+      const node = state.history.refresh(paths).byId.get(nodeId);
+      if (!node) throw new NodeNotFoundError(sessionId, nodeId);
+      const patch = decide(node, liveTurnLeases(paths));
+      return patch === null ? null : state.history.update(paths, sessionId, nodeId, patch);
+    });
+  }
+
+  async readHistory(sessionId: string): Promise<SessionHistory> {
+    // A session not yet cached is read with the event loop let through (a server's other clients wait less).
+    const history = await this.state.history.refreshYielding(this.state.requirePaths(sessionId));
+    return { nodes: [...orderedNodes(history)], problems: historyProblems(history) };
+  }
+
+  readHistorySync(sessionId: string): SessionHistory {
+    const history = this.state.history.refresh(this.state.requirePaths(sessionId));
+    return { nodes: [...orderedNodes(history)], problems: historyProblems(history) };
+  }
+
+  /** The core's prompt rendering reads this on every exec: no copying. */
+  snapshot(sessionId: string): NodeSnapshot {
+    const history = this.state.history.refresh(this.state.requirePaths(sessionId));
+    return { byId: history.byId, ordered: orderedNodes(history) };
+  }
+
+  nodeMap(sessionId: string): ReadonlyMap<string, SessionNode> {
+    return this.state.history.refresh(this.state.requirePaths(sessionId)).byId;
+  }
+
+  branch(sessionId: string, fromNodeId?: string | null): SessionNode[] {
+    const start = fromNodeId === undefined ? this.state.readMetaSync(sessionId).head_id : fromNodeId;
+    return walkBranch(this.nodeMap(sessionId), start);
+  }
+}

@@ -1,0 +1,118 @@
+import { existsSync } from "node:fs";
+import { SessionNotFoundError } from "../errors.js";
+import { clipLine, clipText } from "../messages/clip-text.js";
+import { nowSeconds } from "../time/now-seconds.js";
+import { statusWhenIdle } from "./abandoned-turn.js";
+import type { NodeLog } from "./node-log.js";
+import { assertSafeToWrite } from "./safe-paths.js";
+import type { EndTurnOptions } from "./session-db-options.js";
+import type { StoreState } from "./store-state.js";
+import type { TurnCommit } from "./turn-commit.js";
+import { releaseTurnLease, liveTurnLeases, takeTurnLease } from "./turn-lease.js";
+import type { TurnRecovery } from "./turn-recovery.js";
+import type { SessionNode, SessionStatus } from "./types.js";
+import { recordUsageTotal } from "./usage-total.js";
+
+/**
+ * A turn from its lease to its commit: the lease taken under the session
+ * lock, the status the registry shows meanwhile, and the end that records what
+ * the turn left unfinished, commits, sets status and preview and lets the
+ * lease go. See SessionDB for each method.
+ */
+export class TurnLifecycle {
+  constructor(
+    private readonly state: StoreState,
+    private readonly nodes: NodeLog,
+    private readonly commit: TurnCommit,
+    private readonly recovery: TurnRecovery,
+  ) {}
+
+  async beginTurn(sessionId: string, turnId: string): Promise<void> {
+    const paths = this.state.requirePaths(sessionId);
+    assertSafeToWrite(paths, [paths.turns]);
+    await this.state.withSessionLock(sessionId, async () => {
+      if (!existsSync(paths.meta)) throw new SessionNotFoundError(sessionId);
+      takeTurnLease(paths, turnId);
+    });
+    await this.setStatus(sessionId, "running");
+  }
+
+  async endTurn(sessionId: string, turnId: string, options: EndTurnOptions): Promise<string | null> {
+    const { state } = this;
+    const paths = state.requirePaths(sessionId);
+    try {
+      if (liveTurnLeases(paths, turnId).length === 0) await this.recovery.interruptUnfinished(sessionId);
+      // meta.json's updated_at goes into the turn's commit: written after it, it left every
+      // session repository dirty (` M meta.json`) and doctor reporting an uncommitted tail. A turn whose last write
+      // moved the head wrote it then (meta-stamp.ts).
+      const stamped = state.metaStamps.take(paths);
+      const updatedAt = stamped ?? nowSeconds();
+      await recordUsageTotal(paths, () => state.history.usageBuckets(paths));
+      if (stamped === null)
+        await state.withSessionLock(sessionId, () =>
+          state.history.writeLogged(
+            paths,
+            [state.metaWrite(sessionId, state.readMetaSync(sessionId), { updated_at: updatedAt })],
+            false,
+          ),
+        );
+      // One fdatasync of the log makes meta.json and everything the turn wrote without waiting durable; the commit
+      // runs meanwhile (it reads the files, not their durability), and the turn ends once both are done.
+      const synced = state.history.settle(paths).then(
+        () => null,
+        (error: unknown) => error as Error,
+      );
+      const message = options.message ?? `turn ${turnId}`;
+      const sha = await this.commit.commitTurn(sessionId, message).finally(async () => {
+        const failure = await synced;
+        if (failure) throw failure;
+      });
+      const nodes = this.nodes.snapshot(sessionId).ordered;
+      const preview = previewOf(nodes);
+      // A turn that ends with a question still waiting leaves the session needs_input (see abandoned-turn.ts).
+      const status = statusWhenIdle(nodes, options.status);
+      state.queueEntry(sessionId, (current) => ({
+        ...current,
+        status,
+        updated_at: updatedAt,
+        ...(preview ? { preview } : {}),
+      }));
+      return sha;
+    } catch (error) {
+      // The turn is over even when its last writes failed (a full disk): its status must not stay "running".
+      try {
+        const status = statusWhenIdle(this.nodes.snapshot(sessionId).ordered, options.status);
+        state.queueEntry(sessionId, (current) => ({ ...current, status }));
+      } catch {
+        // deleted meanwhile, or unreadable: recovery decides from the files
+      }
+      throw error;
+    } finally {
+      releaseTurnLease(paths, turnId);
+    }
+  }
+
+  async setStatus(sessionId: string, status: SessionStatus): Promise<void> {
+    this.state.queueEntry(sessionId, (current) => ({ ...current, status }));
+  }
+}
+
+/** What a listing shows of a session: its last top-level user message or code call. */
+function previewOf(nodes: readonly SessionNode[]): string | undefined {
+  for (let index = nodes.length - 1; index >= 0; index--) {
+    const node = nodes[index] as SessionNode;
+    if (node.caller !== "") continue;
+    if (node.role === "user" && node.name !== "ask_user" && typeof node.output === "string")
+      return clipLine(node.output, 120);
+    if (node.role === "code") return clipLine(`${node.name}(${summariseInput(node.input)})`, 120);
+  }
+  return undefined;
+}
+
+function summariseInput(input: unknown): string {
+  if (input && typeof input === "object") {
+    const first = Object.values(input as Record<string, unknown>).find((value) => typeof value === "string");
+    if (typeof first === "string") return JSON.stringify(clipText(first, 60));
+  }
+  return "";
+}

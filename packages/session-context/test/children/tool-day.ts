@@ -3,7 +3,10 @@
 // see tool-day.mjs), $OPENPROGRAM_TEST_DIE_AFTER (once a tool's result is
 // recorded, before the next model request), or $OPENPROGRAM_TEST_DIE_ASKING=1
 // (while the approval question waits). Otherwise approvals are answered yes.
-import { createRuntime, createScriptedAsker, moduleProgramRef, sessionContext, type Asker } from "../../src/index.js";
+import { sessionContext, type Asker } from "../../src/index.js";
+import { createScriptedAsker } from "../../src/entries/host.js";
+import { createRuntime } from "../../src/entries/runtime.js";
+import { moduleProgramRef } from "../../src/entries/turns.js";
 import { planDay } from "../programs/tool-day.mjs";
 
 const [sessionId, city] = process.argv.slice(2) as [string, string];

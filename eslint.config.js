@@ -2,6 +2,16 @@
 import eslint from "@eslint/js";
 import globals from "globals";
 import tseslint from "typescript-eslint";
+import { readFileSync } from "node:fs";
+
+/** The core's public subpaths (`store`, `testing`, ...): its package.json `exports`, the one list. */
+const CORE_SUBPATHS = Object.keys(
+  /** @type {{ exports: Record<string, unknown> }} */ (
+    JSON.parse(readFileSync(new URL("./packages/session-context/package.json", import.meta.url), "utf8"))
+  ).exports,
+)
+  .filter((subpath) => subpath.startsWith("./"))
+  .map((subpath) => subpath.slice(2));
 
 const TO_THE_CORE =
   "Only @openprogram/session-context installs context or touches storage. Wrap the entry in sessionContext() and use the core's public functions (openStore, listSessions, ...); if you need more, add a public function to the core.";
@@ -15,16 +25,16 @@ export const boundaryRules = {
         { name: "node:async_hooks", message: TO_THE_CORE },
         { name: "async_hooks", message: TO_THE_CORE },
         { name: "simple-git", message: TO_THE_CORE },
-        {
-          name: "@openprogram/session-context",
+        ...["@openprogram/session-context", "@openprogram/session-context/store"].map((name) => ({
+          name,
           importNames: ["SessionDB", "SessionNodeWriter"],
           allowTypeImports: true,
           message: `The store classes are the core's internals. ${TO_THE_CORE}`,
-        },
+        })),
       ],
       patterns: [
         {
-          regex: "^@openprogram/session-context/(?!testing$|terminal-text$).+",
+          regex: `^@openprogram/session-context/(?!(${CORE_SUBPATHS.map((subpath) => subpath.replace(/[.]/g, "\\.")).join("|")})$).+`,
           message: `Deep imports of the core are not public API. ${TO_THE_CORE}`,
         },
         {

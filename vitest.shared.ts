@@ -8,12 +8,41 @@
 //          loops, hundreds of commits, a browser, npm installs). `npm test` runs them after the
 //          light set, one package at a time and one file at a time, so no two ever overlap.
 //   any other mode (a bare `vitest run <file>`, an editor): every file.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { configDefaults, type ViteUserConfig } from "vitest/config";
 
 const root = fileURLToPath(new URL(".", import.meta.url));
 const TEST_FILES = ["src/**/*.test.ts", "test/**/*.test.ts"];
+
+/**
+ * Every `exports` entry of every workspace package (`@openprogram/session-context/store`, ...),
+ * aliased to the source its built file comes from (`./dist/entries/store.js` ->
+ * `src/entries/store.ts`): package.json is the one list of entry points.
+ */
+function workspaceAliases(): Array<{ find: RegExp; replacement: string }> {
+  const aliases: Array<{ find: RegExp; replacement: string }> = [];
+  for (const dir of readdirSync(join(root, "packages"))) {
+    const manifestPath = join(root, "packages", dir, "package.json");
+    if (!existsSync(manifestPath)) continue;
+    const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as {
+      name: string;
+      exports?: Record<string, string | { import?: string }>;
+    };
+    for (const [subpath, target] of Object.entries(manifest.exports ?? {})) {
+      const built = typeof target === "string" ? target : target.import;
+      if (!built?.startsWith("./dist/")) continue;
+      const specifier = subpath === "." ? manifest.name : `${manifest.name}/${subpath.slice(2)}`;
+      const source = `src/${built.slice("./dist/".length).replace(/\.js$/, ".ts")}`;
+      aliases.push({
+        find: new RegExp(`^${specifier.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}$`),
+        replacement: resolve(root, "packages", dir, source),
+      });
+    }
+  }
+  return aliases;
+}
 
 /** Options of a package's test config. */
 export interface SharedTestOptions {
@@ -42,22 +71,7 @@ export function sharedTestConfig(packageDir: string, options: SharedTestOptions 
     ]);
   }
   return {
-    resolve: {
-      alias: [
-        {
-          find: /^@openprogram\/(session-context|dispatcher|cli)\/testing$/,
-          replacement: resolve(root, "packages/$1/src/testing/index.ts"),
-        },
-        {
-          find: /^@openprogram\/session-context\/terminal-text$/,
-          replacement: resolve(root, "packages/session-context/src/messages/terminal-text.ts"),
-        },
-        {
-          find: /^@openprogram\/(session-context|dispatcher|process-runner|research|cli|mcp)$/,
-          replacement: resolve(root, "packages/$1/src/index.ts"),
-        },
-      ],
-    },
+    resolve: { alias: workspaceAliases() },
     test: {
       root: packageDir,
       include: set === "heavy" ? heavy : TEST_FILES,

@@ -200,7 +200,7 @@ function demo(args) {
     [
       "--input-type=module",
       "-e",
-      "import { resolveRuntimeConfig } from '@openprogram/session-context'; try { const r = resolveRuntimeConfig(); process.stdout.write(r.config ? r.config.provider : 'none'); } catch (e) { process.stdout.write('error: ' + e.message); }",
+      "import { resolveRuntimeConfig } from '@openprogram/session-context/runtime'; try { const r = resolveRuntimeConfig(); process.stdout.write(r.config ? r.config.provider : 'none'); } catch (e) { process.stdout.write('error: ' + e.message); }",
     ],
     { cwd: join(root, "packages", "cli"), env: demoEnv, encoding: "utf8" },
   );

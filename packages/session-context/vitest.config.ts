@@ -5,8 +5,10 @@ import { sharedTestConfig } from "../../vitest.shared.js";
 // commit), and type-aware ESLint over the whole source tree (76 s beside the light tests and
 // the lint tasks of every package, against a 60 s timeout; about 15 s alone), a child killed mid-stream, and a
 // 400-turn session kept inside a small window by compaction, and eight children killed mid-turn (commit-kill).
+// Built first: test/entry-points.test.ts imports every `exports` entry from dist/.
 export default defineConfig(({ mode }) =>
   sharedTestConfig(import.meta.dirname, {
+    needsBuild: true,
     heavy: [
       "test/commit-kill.test.ts",
       "test/concurrent-contexts.test.ts",

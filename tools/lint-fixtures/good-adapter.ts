@@ -1,5 +1,6 @@
 // Respects the boundary; linted by packages/session-context/test/lint-boundary.test.ts.
-import { openStore, sessionContext, type SessionDB } from "@openprogram/session-context";
+import { sessionContext, type SessionDB } from "@openprogram/session-context";
+import { openStore } from "@openprogram/session-context/store";
 import { createTempStore } from "@openprogram/session-context/testing";
 
 export async function handleTurn(db: SessionDB = openStore()): Promise<string> {

@@ -16,7 +16,12 @@ function load(relative) {
   return import(pathToFileURL(path).href);
 }
 
-/** `@openprogram/session-context`, built. */
-export const core = () => load("index.js");
+/** `@openprogram/session-context` and its subpaths (`/store`, `/runtime`, ...) in one object, built. */
+export const core = async () =>
+  Object.assign(
+    {},
+    await load("index.js"),
+    ...(await Promise.all(["store", "runtime", "turns"].map((entry) => load(join("entries", `${entry}.js`))))),
+  );
 /** `@openprogram/session-context/testing`, built. */
 export const coreTesting = () => load(join("testing", "index.js"));

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { iterations, median, percentile, report } from "@openprogram/bench-kit";
-import { openStore } from "@openprogram/session-context";
+import { openStore } from "@openprogram/session-context/store";
 
 const BIN = fileURLToPath(new URL("../dist/bin.js", import.meta.url));
 const TARGET_MS = 250;

@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { Writable } from "node:stream";
-import { createScriptedAsker, createTerminalAsker, readAnswersFile, type Asker } from "@openprogram/session-context";
+import type { Asker } from "@openprogram/session-context";
+import { createScriptedAsker, createTerminalAsker, readAnswersFile } from "@openprogram/session-context/host";
 import { inputLimit } from "./input-limit.js";
 import { isTerminal, type CliIo } from "./io.js";
 

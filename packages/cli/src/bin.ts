@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `openprogram` executable: everything lives in main(); this file only
 // turns its result into the process's exit.
-import { flushQueuedWrites } from "@openprogram/session-context";
+import { flushQueuedWrites } from "@openprogram/session-context/store";
 import { main } from "./main.js";
 
 const result = await main(process.argv);

@@ -1,11 +1,5 @@
-import {
-  hasBudgets,
-  InvalidBudgetError,
-  mergeBudgets,
-  resolveBudgetConfig,
-  type Budgets,
-  type LimitsConfig,
-} from "@openprogram/session-context";
+import { InvalidBudgetError, type Budgets } from "@openprogram/session-context";
+import { hasBudgets, mergeBudgets, resolveBudgetConfig, type LimitsConfig } from "@openprogram/session-context/budgets";
 import { BUDGET_FLAGS, type BudgetFlags } from "./budget-options.js";
 import type { CliIo } from "./io.js";
 

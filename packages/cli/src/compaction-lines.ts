@@ -1,4 +1,5 @@
-import { describeCompaction, type SessionEvent } from "@openprogram/session-context";
+import type { SessionEvent } from "@openprogram/session-context";
+import { describeCompaction } from "@openprogram/session-context/compaction";
 import { writeLine } from "./output.js";
 
 /**

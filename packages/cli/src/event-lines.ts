@@ -1,4 +1,6 @@
-import { compactionRecord, toolRecord, type SessionEvent } from "@openprogram/session-context";
+import type { SessionEvent } from "@openprogram/session-context";
+import { compactionRecord } from "@openprogram/session-context/compaction";
+import { toolRecord } from "@openprogram/session-context/store";
 
 /**
  * `--events`: every event of the turn as one JSON line, in the shape of the

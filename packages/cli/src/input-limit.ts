@@ -1,4 +1,5 @@
-import { DEFAULT_MAX_INPUT_BYTES, describeBytes, InvalidInputError } from "@openprogram/session-context";
+import { InvalidInputError } from "@openprogram/session-context";
+import { DEFAULT_MAX_INPUT_BYTES, describeBytes } from "@openprogram/session-context/host";
 
 /** The variable that sets how much the CLI reads from `--input-file` and `--answers`. */
 export const MAX_INPUT_BYTES_VARIABLE = "OPENPROGRAM_MAX_INPUT_BYTES";

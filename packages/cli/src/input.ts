@@ -1,5 +1,7 @@
 import { resolve } from "node:path";
-import { assertNestingDepth, describeValue, InvalidInputError, readTextFileCapped } from "@openprogram/session-context";
+import { InvalidInputError } from "@openprogram/session-context";
+import { assertNestingDepth, readTextFileCapped } from "@openprogram/session-context/host";
+import { describeValue } from "@openprogram/session-context/messages";
 import { inputLimit } from "./input-limit.js";
 
 /** Where a program's input comes from. */

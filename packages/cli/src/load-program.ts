@@ -1,7 +1,8 @@
 import { register } from "node:module";
 import { relative } from "node:path";
 import { pathToFileURL } from "node:url";
-import { InvalidInputError, resolveAgenticExport, type AgenticFunction } from "@openprogram/session-context";
+import { InvalidInputError, type AgenticFunction } from "@openprogram/session-context";
+import { resolveAgenticExport } from "@openprogram/session-context/host";
 import { isEsmFromCommonJsFailure, loadsAsCommonJs } from "./module-scope.js";
 import { parseProgramSpec, type ProgramSpec } from "./program-spec.js";
 import { formatSyntaxLocation, syntaxErrorLocation } from "./syntax-error-location.js";

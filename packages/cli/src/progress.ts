@@ -1,10 +1,6 @@
-import {
-  clipLine,
-  nodeStatus,
-  type NodeStatus,
-  type SessionEvent,
-  type SessionNode,
-} from "@openprogram/session-context";
+import type { SessionEvent, SessionNode } from "@openprogram/session-context";
+import { clipLine } from "@openprogram/session-context/messages";
+import { nodeStatus, type NodeStatus } from "@openprogram/session-context/store";
 import { formatDuration, textOf, writeText } from "./output.js";
 
 const FINAL_STATUSES: ReadonlySet<string> = new Set<NodeStatus>([

@@ -1,4 +1,6 @@
-import { describeTurn, failureLines, userFrames, type SessionHandle } from "@openprogram/session-context";
+import type { SessionHandle } from "@openprogram/session-context";
+import { failureLines, userFrames } from "@openprogram/session-context/store";
+import { describeTurn } from "@openprogram/session-context/turns";
 import type { CommandContext } from "./command-context.js";
 import { exitCodeForError } from "./exit-codes.js";
 import { formatError, sessionLine, summarizeError, writeJson, writeLine, type ErrorSummary } from "./output.js";

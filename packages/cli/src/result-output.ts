@@ -2,7 +2,7 @@
 // 20,000 deep, a BigInt, a cycle) is printed as the core's
 // unserialisableResult stand-in: exactly what the dispatcher sends in
 // turn_done. The turn itself is committed either way.
-import { unserialisableResult } from "@openprogram/session-context";
+import { unserialisableResult } from "@openprogram/session-context/host";
 import { formatResult } from "./output.js";
 
 /** The result as printed without --json (see formatResult), never throwing. */

@@ -1,10 +1,10 @@
+import { terminalText } from "@openprogram/session-context/messages";
 import {
   RESEARCH_PROGRAM_REF,
-  terminalText,
   type RecordedModule,
   type RecordedModulePolicy,
   type ResumableProgram,
-} from "@openprogram/session-context";
+} from "@openprogram/session-context/turns";
 import { askYesNo } from "./confirm.js";
 import { loadResearch } from "./contracts.js";
 import { isTerminal, type CliIo } from "./io.js";

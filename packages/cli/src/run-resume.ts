@@ -1,13 +1,7 @@
-import {
-  AnswerRequiredError,
-  prepareResume,
-  resolveRuntime,
-  resumeTurn,
-  TurnNotResumableError,
-  type Budgets,
-  type LimitsConfig,
-  type PreparedResume,
-} from "@openprogram/session-context";
+import { AnswerRequiredError, TurnNotResumableError, type Budgets } from "@openprogram/session-context";
+import type { LimitsConfig } from "@openprogram/session-context/budgets";
+import { resolveRuntime } from "@openprogram/session-context/runtime";
+import { prepareResume, resumeTurn, type PreparedResume } from "@openprogram/session-context/turns";
 import { chooseAsker } from "./asker.js";
 import { interruptOnSignals } from "./cancellation.js";
 import type { CommandContext } from "./command-context.js";

@@ -1,10 +1,6 @@
-import {
-  clipLine,
-  assertValidSessionId,
-  InvalidInputError,
-  openStore,
-  SessionNotFoundError,
-} from "@openprogram/session-context";
+import { InvalidInputError, SessionNotFoundError } from "@openprogram/session-context";
+import { clipLine } from "@openprogram/session-context/messages";
+import { assertValidSessionId, openStore } from "@openprogram/session-context/store";
 import { formatTimestamp } from "./output.js";
 
 /** `--session ID` (continue or create) and `--resume ID` (continue an existing one). */

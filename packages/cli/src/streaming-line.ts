@@ -1,4 +1,6 @@
-import { nodeStatus, terminalText, type SessionEvent } from "@openprogram/session-context";
+import type { SessionEvent } from "@openprogram/session-context";
+import { terminalText } from "@openprogram/session-context/messages";
+import { nodeStatus } from "@openprogram/session-context/store";
 
 const CLEAR_LINE = "\r\u001b[K";
 

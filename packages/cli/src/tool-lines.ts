@@ -1,4 +1,5 @@
-import { clipLine, type SessionEvent } from "@openprogram/session-context";
+import type { SessionEvent } from "@openprogram/session-context";
+import { clipLine } from "@openprogram/session-context/messages";
 import { formatDuration, writeLine } from "./output.js";
 
 /** How much of a call's arguments its line shows. */

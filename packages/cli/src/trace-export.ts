@@ -15,7 +15,7 @@ export function traced<Args extends unknown[]>(
     const run = await load();
     return async (...args: [...Args, CommandContext]): Promise<CommandResult> => {
       const { io } = args[args.length - 1] as CommandContext;
-      const { startTraceExport, traceExportConfigured } = await import("@openprogram/session-context");
+      const { startTraceExport, traceExportConfigured } = await import("@openprogram/session-context/telemetry");
       const exported = traceExportConfigured(io.env)
         ? await startTraceExport({ env: io.env, warn: (message) => writeLine(io.stderr, `warning: ${message}`) })
         : null;

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { readRecording } from "@openprogram/session-context";
+import { readRecording } from "@openprogram/session-context/recordings";
 import { readFileTree } from "@openprogram/session-context/testing";
 import { CLI_BIN, sessionIdFrom, useCliHome } from "./helpers/cli.js";
 

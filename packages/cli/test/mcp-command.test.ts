@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { openStore } from "@openprogram/session-context";
+import { openStore } from "@openprogram/session-context/store";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CLI_DIR, createCliHome, program, runCli, waitFor, type CliHome } from "./helpers/cli.js";
 

@@ -4,7 +4,8 @@
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TestClient } from "@openprogram/dispatcher/testing";
-import { agenticFunction, moduleProgramRef, sessionContext } from "@openprogram/session-context";
+import { agenticFunction, sessionContext } from "@openprogram/session-context";
+import { moduleProgramRef } from "@openprogram/session-context/turns";
 import { startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runCli, sessionIdFrom, startServe, stopCliProcesses, useCliHome } from "./helpers/cli.js";

@@ -4,7 +4,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readRecording } from "@openprogram/session-context";
+import { readRecording } from "@openprogram/session-context/recordings";
 import { startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { createCliHome, program, runCli, type CliHome } from "./helpers/cli.js";
 

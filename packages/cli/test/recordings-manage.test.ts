@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readRecording } from "@openprogram/session-context";
+import { readRecording } from "@openprogram/session-context/recordings";
 import { startFakeOpenAIServer } from "@openprogram/session-context/testing";
 import { createCliHome, program, runCli, type CliHome } from "./helpers/cli.js";
 

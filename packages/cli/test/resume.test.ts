@@ -4,15 +4,9 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import {
-  agenticFunction,
-  askUser,
-  createRuntime,
-  describeTurn,
-  sessionContext,
-  type Asker,
-  type Runtime,
-} from "@openprogram/session-context";
+import { agenticFunction, askUser, sessionContext, type Asker, type Runtime } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
+import { describeTurn } from "@openprogram/session-context/turns";
 import {
   startFakeOpenAIServer,
   type FakeOpenAIServer,

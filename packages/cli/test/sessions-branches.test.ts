@@ -142,7 +142,7 @@ describe("archive, unarchive, list --archived / --all", () => {
 describe("prune and gc", () => {
   it("prune --dry-run lists an old empty session and removes nothing; prune removes it", async () => {
     // An empty shell from a day ago (Python's first rule), made by aging a new session in index.json.
-    const { SessionDB } = await import("@openprogram/session-context");
+    const { SessionDB } = await import("@openprogram/session-context/store");
     const db = new SessionDB({ root: home.root });
     await db.createSession({ id: "empty_shell" });
     await db.flushRegistry(); // index.json is a coalesced cache: write its queued entry before editing the file

@@ -1,6 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SUMMARIZE_CONVERSATION_DOC } from "@openprogram/session-context";
+import { SUMMARIZE_CONVERSATION_DOC } from "@openprogram/session-context/compaction";
 import { startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { runCli, useCliHome } from "./helpers/cli.js";
 

@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { agenticFunction, describeSession, openStore, sessionContext } from "@openprogram/session-context";
+import { agenticFunction, sessionContext } from "@openprogram/session-context";
+import { describeSession, openStore } from "@openprogram/session-context/store";
 import { WebSocket } from "ws";
 import { createDispatcher } from "../src/index.js";
 

@@ -10,20 +10,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { iterations, median, report, sample } from "@openprogram/bench-kit";
+import { agenticFunction, sessionContext, type Budgets } from "@openprogram/session-context";
+import { CallBudget, ProviderLimits, spendWithin, TurnBudget } from "@openprogram/session-context/budgets";
 import {
-  agenticFunction,
-  CallBudget,
   ModelRuntime,
-  ProviderLimits,
   ScriptedProvider,
-  openStore,
-  sessionContext,
-  spendWithin,
-  TurnBudget,
-  type Budgets,
   type ModelRequest,
   type ModelResponse,
-} from "@openprogram/session-context";
+} from "@openprogram/session-context/runtime";
+import { openStore } from "@openprogram/session-context/store";
 import pg from "pg";
 import { PostgresBudgetLedger } from "../src/cluster/budget-ledger.js";
 import { PostgresCapacity } from "../src/cluster/capacity.js";

@@ -3,7 +3,8 @@
 // "scripted" <clients> <tokens> (a dispatcher whose scripted model streams `tokens` tokens to each
 // of `clients` chats), or "bare" (a plain `ws` server that sends frames it is told to: the floor).
 // Prints {"port"} as one JSON line, then answers IPC requests: usage, broadcast, exit.
-import { createRuntime, type Runtime } from "@openprogram/session-context";
+import type { Runtime } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
 import { createTempStore, scriptedRuntime } from "@openprogram/session-context/testing";
 import { WebSocketServer, type WebSocket } from "ws";
 import { createDispatcher } from "../src/index.js";

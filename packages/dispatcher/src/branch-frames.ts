@@ -1,4 +1,5 @@
-import { branchTipRecord, checkoutHead, listBranches, nameBranch, type SessionDB } from "@openprogram/session-context";
+import type { SessionDB } from "@openprogram/session-context";
+import { branchTipRecord, checkoutHead, listBranches, nameBranch } from "@openprogram/session-context/store";
 import type { Client } from "./client.js";
 import type { BranchClientFrame, BranchesFrame } from "./branch-protocol.js";
 import type { EventLogger } from "./logging.js";

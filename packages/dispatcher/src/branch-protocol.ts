@@ -1,7 +1,7 @@
 // The branch frames of the dispatcher's protocol (README.md, "Branches"):
 // list a session's branch tips, move its head, name a tip. Edit and resend is
 // the `chat` frame with `from`.
-import type { BranchTipRecord } from "@openprogram/session-context";
+import type { BranchTipRecord } from "@openprogram/session-context/store";
 import type * as schemas from "./client-frames.js";
 import type { FrameOf } from "./client-frames.js";
 

@@ -2,13 +2,10 @@
 // branch-protocol.ts) take their types from them (`z.infer`). Every problem is worded as the protocol's errors are
 // (`<action>.<field> is missing; send a string.`), and a session id or an input nested too deep keeps the core's
 // own error (its code and message).
-import {
-  assertNestingDepth,
-  assertValidSessionId,
-  describeValue,
-  InvalidInputError,
-  type OpenProgramError,
-} from "@openprogram/session-context";
+import { InvalidInputError, type OpenProgramError } from "@openprogram/session-context";
+import { assertNestingDepth } from "@openprogram/session-context/host";
+import { describeValue } from "@openprogram/session-context/messages";
+import { assertValidSessionId } from "@openprogram/session-context/store";
 import { z } from "zod";
 
 /** Longest `client_msg_id` accepted; it is echoed back, so it stays small. */

@@ -1,11 +1,6 @@
-import {
-  compactionRecord,
-  compactSession,
-  requireRuntime,
-  SessionNotFoundError,
-  type SessionDB,
-  type SessionEvent,
-} from "@openprogram/session-context";
+import { SessionNotFoundError, type SessionDB, type SessionEvent } from "@openprogram/session-context";
+import { compactionRecord, compactSession } from "@openprogram/session-context/compaction";
+import { requireRuntime } from "@openprogram/session-context/runtime";
 import type { Client } from "./client.js";
 import type { EventLogger } from "./logging.js";
 import type { CompactFrame } from "./protocol.js";

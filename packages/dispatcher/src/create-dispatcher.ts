@@ -1,14 +1,11 @@
 import { createServer, type IncomingMessage } from "node:http";
 import { resolve } from "node:path";
 import type { Duplex } from "node:stream";
-import {
-  InvalidInputError,
-  openStore,
-  ProviderLimits,
-  resolvePriceTable,
-  setTraceErrorMessages,
-  type SessionDB,
-} from "@openprogram/session-context";
+import { InvalidInputError, type SessionDB } from "@openprogram/session-context";
+import { ProviderLimits } from "@openprogram/session-context/budgets";
+import { openStore } from "@openprogram/session-context/store";
+import { setTraceErrorMessages } from "@openprogram/session-context/telemetry";
+import { resolvePriceTable } from "@openprogram/session-context/usage";
 import { WebSocketServer, type WebSocket } from "ws";
 import { Client, CLOSE_TOO_SLOW } from "./client.js";
 import { gateConnections } from "./connection-gate.js";

@@ -1,17 +1,18 @@
 import {
-  archiveSession,
-  describeModelCalls,
-  prepareResume,
-  routeAnswer,
   SessionNotFoundError,
   toOpenProgramError,
-  tracesErrorMessages,
-  withLiveStatus,
   type Budgets,
   type ErrorCode,
   type SessionDB,
-  type RecordedModelCall,
 } from "@openprogram/session-context";
+import {
+  archiveSession,
+  describeModelCalls,
+  withLiveStatus,
+  type RecordedModelCall,
+} from "@openprogram/session-context/store";
+import { tracesErrorMessages } from "@openprogram/session-context/telemetry";
+import { prepareResume, routeAnswer } from "@openprogram/session-context/turns";
 import type { Client } from "./client.js";
 import { answerCompactFrame } from "./compact-frame.js";
 import type { DeltaRelay } from "./delta-relay.js";

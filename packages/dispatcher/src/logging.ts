@@ -2,7 +2,7 @@
 // each when stdout is not a terminal (for journald, Docker, log shippers), a
 // readable line on a terminal. Entries carry ids, counts and durations, never
 // the content of prompts, answers or results, and never the token.
-import { terminalText } from "@openprogram/session-context";
+import { terminalText } from "@openprogram/session-context/messages";
 
 /** How serious an entry is. */
 export type LogLevel = "info" | "warn" | "error";

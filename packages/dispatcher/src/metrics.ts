@@ -1,6 +1,7 @@
 // Prometheus metrics of one dispatcher (prom-client), in a registry of its own so two dispatchers in one process
 // never share counters.
-import { costOf, llmNodeUsage, priceFor, type PriceTable, type SessionEvent } from "@openprogram/session-context";
+import type { SessionEvent } from "@openprogram/session-context";
+import { costOf, llmNodeUsage, priceFor, type PriceTable } from "@openprogram/session-context/usage";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /** Labels of a turn: where it came from and what it ran ("chat" and "resume" turns are named by their kind). */

@@ -1,12 +1,8 @@
 import type { McpServerConfig } from "@openprogram/mcp";
-import type { Budgets, LimitsConfig } from "@openprogram/session-context";
-import {
-  InvalidInputError,
-  type AgenticFunction,
-  type ProgramEntry,
-  type Runtime,
-  type SessionDB,
-} from "@openprogram/session-context";
+import type { Budgets } from "@openprogram/session-context";
+import type { LimitsConfig } from "@openprogram/session-context/budgets";
+import { InvalidInputError, type AgenticFunction, type Runtime, type SessionDB } from "@openprogram/session-context";
+import type { ProgramEntry } from "@openprogram/session-context/host";
 import type { ClusterOptions } from "./cluster/options.js";
 import { normalizeLimits, type ServerLimits } from "./limits.js";
 import type { LogSink } from "./logging.js";

@@ -1,4 +1,5 @@
-import { describeValue, InvalidInputError, type OpenProgramError } from "@openprogram/session-context";
+import { InvalidInputError, type OpenProgramError } from "@openprogram/session-context";
+import { describeValue } from "@openprogram/session-context/messages";
 import { CLIENT_FRAMES, parseFrameFields } from "./client-frames.js";
 import { UnknownActionError } from "./errors.js";
 import { MAX_CLIENT_MSG_ID_LENGTH, type ClientAction, type ClientFrame } from "./protocol.js";

@@ -1,12 +1,7 @@
-import {
-  clipText,
-  InvalidInputError,
-  isAgenticFunction,
-  registeredProgramRef,
-  TurnNotResumableError,
-  validateAgenticInput,
-  type ProgramResolver,
-} from "@openprogram/session-context";
+import { InvalidInputError, isAgenticFunction, TurnNotResumableError } from "@openprogram/session-context";
+import { validateAgenticInput } from "@openprogram/session-context/host";
+import { clipText } from "@openprogram/session-context/messages";
+import { registeredProgramRef, type ProgramResolver } from "@openprogram/session-context/turns";
 import { UnknownProgramError } from "./errors.js";
 import type { ServedProgram } from "./options.js";
 import type { ProgramInfo } from "./protocol.js";

@@ -1,19 +1,15 @@
 // The dispatcher's WebSocket protocol: JSON text frames, one object each, told
 // apart by `type`. Every frame is documented with an example in README.md.
-import {
-  unserialisableResult,
-  type AskOutcome,
-  type BudgetDimension,
-  type BudgetScope,
-  type JsonSchema,
-  type SessionDetail,
-  type SessionNode,
-  type SessionRecord,
-  type SessionStatus,
-  type SessionUsage,
-  type ToolCallRecord,
-  type ToolResultRecord,
-} from "@openprogram/session-context";
+import type { AskOutcome, JsonSchema, SessionNode, SessionStatus } from "@openprogram/session-context";
+import type { BudgetDimension, BudgetScope } from "@openprogram/session-context/budgets";
+import { unserialisableResult } from "@openprogram/session-context/host";
+import type {
+  SessionDetail,
+  SessionRecord,
+  ToolCallRecord,
+  ToolResultRecord,
+} from "@openprogram/session-context/store";
+import type { SessionUsage } from "@openprogram/session-context/usage";
 import type { BranchClientFrame, BranchServerFrame } from "./branch-protocol.js";
 import type * as schemas from "./client-frames.js";
 import type { FrameOf } from "./client-frames.js";

@@ -1,10 +1,6 @@
-import {
-  checkStore,
-  createRuntime,
-  resolveRuntimeConfig,
-  type Runtime,
-  type SessionDB,
-} from "@openprogram/session-context";
+import type { Runtime, SessionDB } from "@openprogram/session-context";
+import { createRuntime, resolveRuntimeConfig } from "@openprogram/session-context/runtime";
+import { checkStore } from "@openprogram/session-context/store";
 
 /** One readiness check. */
 export interface ReadinessCheck {

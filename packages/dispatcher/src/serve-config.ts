@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
-import { defaultSessionsRoot, InvalidInputError, openProgramHome } from "@openprogram/session-context";
+import { InvalidInputError } from "@openprogram/session-context";
+import { defaultSessionsRoot, openProgramHome } from "@openprogram/session-context/store";
 import type { ClusterOptions } from "./cluster/options.js";
 import { checkLimit, LIMIT_NAMES, type ServerLimits } from "./limits.js";
 import { isLoopbackHost } from "./loopback.js";

@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { InvalidInputError, readTextFileCapped } from "@openprogram/session-context";
+import { InvalidInputError } from "@openprogram/session-context";
+import { readTextFileCapped } from "@openprogram/session-context/host";
 import { assertUsableToken } from "./options.js";
 
 /** The file under the OpenProgram home that keeps the token `serve` generated, so it is the same on every start. */

@@ -1,10 +1,5 @@
-import {
-  describeSession,
-  withLiveStatus,
-  type Budgets,
-  type SessionDB,
-  type SessionNode,
-} from "@openprogram/session-context";
+import type { Budgets, SessionDB, SessionNode } from "@openprogram/session-context";
+import { describeSession, withLiveStatus } from "@openprogram/session-context/store";
 import type { SessionDetailFrame, SessionDetailPage } from "./protocol.js";
 import { sessionBudgetsForPage, sessionUsageForPage } from "./session-usage.js";
 import { latestTurn, resumableInfo } from "./stopped-turns.js";

@@ -1,13 +1,11 @@
+import { PriceTableError, type Budgets, type SessionDB } from "@openprogram/session-context";
+import { describeBudgets } from "@openprogram/session-context/budgets";
 import {
-  describeBudgets,
   describeSessionUsage,
-  PriceTableError,
   resolvePriceTable,
-  type Budgets,
   type PriceTable,
-  type SessionDB,
   type SessionUsage,
-} from "@openprogram/session-context";
+} from "@openprogram/session-context/usage";
 import type { SessionBudgets } from "./protocol.js";
 
 /**

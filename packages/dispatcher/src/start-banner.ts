@@ -1,4 +1,5 @@
-import { resolveRuntimeConfig, type SessionDB } from "@openprogram/session-context";
+import type { SessionDB } from "@openprogram/session-context";
+import { resolveRuntimeConfig } from "@openprogram/session-context/runtime";
 import type { EventLogger } from "./logging.js";
 import type { DispatcherOptions, NormalizedOptions } from "./options.js";
 import type { ProgramRegistry } from "./programs.js";

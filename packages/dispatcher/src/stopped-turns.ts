@@ -1,4 +1,5 @@
-import { describeTurn, hasErrorCode, type ResumableTurn, type SessionDB } from "@openprogram/session-context";
+import { hasErrorCode, type SessionDB } from "@openprogram/session-context";
+import { describeTurn, type ResumableTurn } from "@openprogram/session-context/turns";
 import type { QuestionFrame, ResumableTurnInfo } from "./protocol.js";
 
 /**

@@ -2,25 +2,21 @@ import type { DispatcherMetrics } from "./metrics.js";
 import {
   chat,
   isCancellation,
-  requireRuntime,
-  resumeTurn,
   SessionBusyError,
   sessionContext,
   serializeError,
-  compactionRecord,
-  toolRecord,
-  titleFromMessage,
-  titleFromProgram,
   toOpenProgramError,
   TurnSuspendedError,
   type Budgets,
-  type LimitsConfig,
-  type ProviderLimits,
-  type PreparedResume,
   type Runtime,
   type SessionDB,
   type SessionEvent,
 } from "@openprogram/session-context";
+import type { LimitsConfig, ProviderLimits } from "@openprogram/session-context/budgets";
+import { compactionRecord } from "@openprogram/session-context/compaction";
+import { requireRuntime } from "@openprogram/session-context/runtime";
+import { toolRecord, titleFromMessage, titleFromProgram } from "@openprogram/session-context/store";
+import { resumeTurn, type PreparedResume } from "@openprogram/session-context/turns";
 import { MAX_TURNS_PER_CONNECTION, type Client } from "./client.js";
 import { ServerBusyError, ShuttingDownError, TooManyTurnsError } from "./errors.js";
 import type { EventLogger } from "./logging.js";

@@ -1,7 +1,8 @@
 // Budgets on the web page, in Chromium (issue 36): one bar per configured budget with what was spent against it,
 // updated after each turn, and the budget that stopped a turn named.
 import { join } from "node:path";
-import { createRuntime, type Runtime } from "@openprogram/session-context";
+import type { Runtime } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
 import { startFakeOpenAIServer } from "@openprogram/session-context/testing";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium, screenshots, UI_WAIT } from "./browser-kit.js";

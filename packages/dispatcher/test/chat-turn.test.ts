@@ -1,4 +1,5 @@
-import { createRuntime, type Runtime } from "@openprogram/session-context";
+import type { Runtime } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
 import { startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { asError, closeAll, startDispatcher, type Frame, type TestDispatcher } from "./helpers.js";

@@ -1,4 +1,4 @@
-import { SUMMARIZE_CONVERSATION_DOC } from "@openprogram/session-context";
+import { SUMMARIZE_CONVERSATION_DOC } from "@openprogram/session-context/compaction";
 import { scriptedRuntime } from "@openprogram/session-context/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { asFrame, closeAll, startDispatcher } from "./helpers.js";

@@ -1,6 +1,7 @@
 import { trace, SpanStatusCode } from "@opentelemetry/api";
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from "@opentelemetry/sdk-trace";
-import { agenticFunction, setTraceErrorMessages } from "@openprogram/session-context";
+import { agenticFunction } from "@openprogram/session-context";
+import { setTraceErrorMessages } from "@openprogram/session-context/telemetry";
 import { scriptedRuntime } from "@openprogram/session-context/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { closeAll, startDispatcher } from "./helpers.js";

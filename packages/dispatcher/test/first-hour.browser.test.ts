@@ -4,7 +4,9 @@
 // chat box on the first screen at 1280 and at 375 pixels.
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { agenticFunction, askUser, createRuntime, listBranches, type Runtime } from "@openprogram/session-context";
+import { agenticFunction, askUser, type Runtime } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
+import { listBranches } from "@openprogram/session-context/store";
 import { createTempStore, startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";

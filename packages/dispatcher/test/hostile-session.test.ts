@@ -2,7 +2,8 @@
 // runs none of them; a FIFO, socket or device in place of a store file never stops the event loop.
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createRuntime, type Runtime } from "@openprogram/session-context";
+import type { Runtime } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
 import {
   createTempStore,
   plantSpecialFile,

@@ -1,4 +1,5 @@
-import { agenticFunction, createRuntime, type Runtime } from "@openprogram/session-context";
+import { agenticFunction, type Runtime } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
 import { startFakeOpenAIServer, waitFor, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";

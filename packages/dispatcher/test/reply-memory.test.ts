@@ -6,7 +6,7 @@
 // before that cache had a byte limit, and before the token counts stopped keeping long texts, it held
 // every reply, some of them twice.
 import { fileURLToPath } from "node:url";
-import { MAX_CACHED_HISTORY_BYTES } from "@openprogram/session-context";
+import { MAX_CACHED_HISTORY_BYTES } from "@openprogram/session-context/store";
 import { startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { afterEach, expect, it } from "vitest";
 import type { WebSocket } from "ws";

@@ -2,14 +2,8 @@
 // question that outlives the dispatcher that asked it, answered after a
 // restart. Real dispatchers over loopback WebSocket, a real HTTP server
 // speaking the chat-completions protocol, the real store.
-import {
-  agenticFunction,
-  askUser,
-  createRuntime,
-  sessionContext,
-  type Asker,
-  type Runtime,
-} from "@openprogram/session-context";
+import { agenticFunction, askUser, sessionContext, type Asker, type Runtime } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
 import {
   createTempStore,
   startFakeOpenAIServer,

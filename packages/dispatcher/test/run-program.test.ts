@@ -2,12 +2,12 @@ import { z } from "zod";
 import {
   agenticFunction,
   chat,
-  createRuntime,
   currentSession,
   sessionContext,
   type Runtime,
   type SessionNode,
 } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
 import {
   createTempStore,
   startFakeOpenAIServer,

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { openStore } from "@openprogram/session-context";
+import { openStore } from "@openprogram/session-context/store";
 import { afterEach, describe, expect, it } from "vitest";
 import { asError, closeAll, onCleanup, serveInChild, TestClient, type ServedChild } from "./helpers.js";
 

@@ -36,7 +36,7 @@ describe("session frames", () => {
   it("list_sessions judges a running session by its lease: its process killed, it is interrupted; archived on request", async () => {
     const { served, client, ids } = await withTwoSessions();
     // A process that began a turn of a session of this store, then was killed -9 in the middle of it.
-    const script = `import { SessionDB } from "@openprogram/session-context";
+    const script = `import { SessionDB } from "@openprogram/session-context/store";
 const db = new SessionDB({ root: process.argv[1] });
 await db.createSession({ id: "killed_mid_turn", source: "cli" });
 await db.beginTurn("killed_mid_turn", "turn_0123456789");

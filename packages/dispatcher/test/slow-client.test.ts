@@ -7,7 +7,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { openStore } from "@openprogram/session-context";
+import { openStore } from "@openprogram/session-context/store";
 import { waitFor } from "@openprogram/session-context/testing";
 import { afterEach, expect, it } from "vitest";
 import { CLOSE_TOO_SLOW } from "../src/index.js";

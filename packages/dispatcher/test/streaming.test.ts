@@ -1,6 +1,7 @@
 // Replies stream to the session's clients as `delta` frames: through a real dispatcher, real
 // WebSocket clients over loopback, and a real loopback server speaking the OpenAI streaming protocol.
-import { createRuntime, type Runtime, type SessionNode } from "@openprogram/session-context";
+import type { Runtime, SessionNode } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
 import { startFakeOpenAIServer, waitFor, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { DELTA_INTERVAL_MS } from "../src/index.js";

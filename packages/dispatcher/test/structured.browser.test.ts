@@ -2,7 +2,8 @@
 // call's parsed value (`exec(..., { schema })`, answered by a real HTTP server speaking the OpenAI protocol) shown as
 // collapsible trees whose text is the value's JSON, operated from the keyboard, kept as toggled across redraws.
 import { join } from "node:path";
-import { agenticFunction, createRuntime, type Runtime } from "@openprogram/session-context";
+import { agenticFunction, type Runtime } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
 import { startFakeOpenAIServer } from "@openprogram/session-context/testing";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium, screenshots, UI_WAIT } from "./browser-kit.js";

@@ -2,7 +2,8 @@
 // answered from the page, the "approve every tool call" setting of a run, and
 // the call tree's tool nodes with their arguments and results.
 import { join } from "node:path";
-import { createRuntime, type Runtime } from "@openprogram/session-context";
+import type { Runtime } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
 import { startFakeOpenAIServer } from "@openprogram/session-context/testing";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium, screenshots, UI_WAIT } from "./browser-kit.js";

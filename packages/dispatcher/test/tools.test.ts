@@ -2,7 +2,8 @@
 // frames, an approval asked as a question and answered with an answer frame,
 // and a run frame's approve_tools. A real WebSocket client against a real
 // model server speaking the chat-completions protocol.
-import { createRuntime, type Runtime } from "@openprogram/session-context";
+import type { Runtime } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
 import { createTempStore, startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { closeAll, onCleanup, startDispatcher } from "./helpers.js";

@@ -1,11 +1,6 @@
-import {
-  agenticFunction,
-  createRuntime,
-  sessionContext,
-  startTraceExport,
-  type Runtime,
-  type TraceExport,
-} from "@openprogram/session-context";
+import { agenticFunction, sessionContext, type Runtime } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
+import { startTraceExport, type TraceExport } from "@openprogram/session-context/telemetry";
 import {
   createTempStore,
   startFakeOpenAIServer,

@@ -2,7 +2,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { agenticFunction, askUser, createRuntime, type Runtime } from "@openprogram/session-context";
+import { agenticFunction, askUser, type Runtime } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
 import {
   createTempStore,
   scriptedRuntime,

@@ -7,12 +7,8 @@
 // the file (`openprogram trust`), like the other keys only the user may decide.
 import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
-import {
-  configPath,
-  projectTrust,
-  searchProjectConfig,
-  UntrustedProjectConfigError,
-} from "@openprogram/session-context";
+import { UntrustedProjectConfigError } from "@openprogram/session-context";
+import { configPath, projectTrust, searchProjectConfig } from "@openprogram/session-context/runtime";
 import { McpConfigError, McpServerUnknownError } from "./errors.js";
 import { checkServerConfig, type CheckedServer } from "./server-config.js";
 import { referencedVariables } from "./variables.js";

@@ -1,7 +1,8 @@
 // Where mcpServers come from, and what a project's file may ask for before the user trusts it.
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { trustProject, UntrustedProjectConfigError } from "@openprogram/session-context";
+import { UntrustedProjectConfigError } from "@openprogram/session-context";
+import { trustProject } from "@openprogram/session-context/runtime";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { configuredServers, mcpTools, McpConfigError, McpServerUnknownError } from "../src/index.js";
 import { scratch, type Scratch } from "./helpers.js";

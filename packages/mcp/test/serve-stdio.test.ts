@@ -5,7 +5,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CallToolResultSchema, ElicitRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { openStore } from "@openprogram/session-context";
+import { openStore } from "@openprogram/session-context/store";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { scratch, type Scratch } from "./helpers.js";
 

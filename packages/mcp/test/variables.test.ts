@@ -1,7 +1,8 @@
 // `${VAR}` in an entry's headers (and a stdio entry's env): the token comes from the environment, never the file.
 import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { trustProject, UntrustedProjectConfigError } from "@openprogram/session-context";
+import { UntrustedProjectConfigError } from "@openprogram/session-context";
+import { trustProject } from "@openprogram/session-context/runtime";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   closeMcpServers,

@@ -1,4 +1,4 @@
-import type { ProgramEntry } from "@openprogram/session-context";
+import type { ProgramEntry } from "@openprogram/session-context/host";
 import { runInChild } from "./run-in-child.js";
 import type { RunInChildOptions } from "./types.js";
 

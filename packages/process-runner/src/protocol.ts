@@ -1,17 +1,10 @@
 // The messages parent and child exchange over the IPC channel. Every message
 // carries CHANNEL so that a user program calling process.send itself cannot
 // be mistaken for the runner.
-import type {
-  AskRequest,
-  AskResponse,
-  ModelRequest,
-  ModelResponse,
-  RecordedCallError,
-  RelayedProviderInfo,
-  RuntimeDefaults,
-  SerializedError,
-  SessionEvent,
-} from "@openprogram/session-context";
+import type { AskRequest, AskResponse, SerializedError, SessionEvent } from "@openprogram/session-context";
+import type { RecordedCallError } from "@openprogram/session-context/recordings";
+import type { RelayedProviderInfo } from "@openprogram/session-context/relay";
+import type { ModelRequest, ModelResponse, RuntimeDefaults } from "@openprogram/session-context/runtime";
 
 /** Tag on every runner message. */
 export const CHANNEL = "openprogram.process-runner";

@@ -2,7 +2,8 @@ import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { ScriptEntry, SessionEvent, SessionNode } from "@openprogram/session-context";
+import type { SessionEvent, SessionNode } from "@openprogram/session-context";
+import type { ScriptEntry } from "@openprogram/session-context/runtime";
 import { createTempStore, type TempStore } from "@openprogram/session-context/testing";
 import { afterEach, beforeEach } from "vitest";
 

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { chat, createRuntime, sessionContext } from "@openprogram/session-context";
+import { chat, sessionContext } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
 import { startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runInChild } from "../src/index.js";

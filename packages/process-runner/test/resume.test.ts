@@ -2,16 +2,10 @@
 // question waits is suspended, not failed, and the turn resumes through the
 // same replay as in-process (the child's calls are in the record). A real
 // HTTP server speaking the chat-completions protocol counts the requests.
-import {
-  createRuntime,
-  moduleProgramRef,
-  resumeTurn,
-  sessionContext,
-  TurnSuspendedError,
-  type Asker,
-  type ProgramEntry,
-  type Runtime,
-} from "@openprogram/session-context";
+import { sessionContext, TurnSuspendedError, type Asker, type Runtime } from "@openprogram/session-context";
+import type { ProgramEntry } from "@openprogram/session-context/host";
+import { createRuntime } from "@openprogram/session-context/runtime";
+import { moduleProgramRef, resumeTurn } from "@openprogram/session-context/turns";
 import { startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runInChild } from "../src/index.js";

@@ -1,7 +1,8 @@
 // Tool calls inside a child process (issue 32): the child's tool_call and
 // tool_result events reach the parent's onEvent, its approval question reaches
 // the parent's asker, and the parent turn's approveTools reaches the child.
-import { agenticFunction, sessionContext, type ScriptEntry } from "@openprogram/session-context";
+import { agenticFunction, sessionContext } from "@openprogram/session-context";
+import type { ScriptEntry } from "@openprogram/session-context/runtime";
 import { createScriptedAsker } from "@openprogram/session-context/testing";
 import { describe, expect, it } from "vitest";
 import { runInChild } from "../src/index.js";

@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { iterations, median, report } from "@openprogram/bench-kit";
-import { agenticFunction, createRuntime, sessionContext, type Runtime } from "@openprogram/session-context";
+import { agenticFunction, sessionContext, type Runtime } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
 import { createTempStore, scriptedRuntime } from "@openprogram/session-context/testing";
 import { runResearch } from "../src/index.js";
 

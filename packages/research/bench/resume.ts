@@ -6,7 +6,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { iterations, median, report } from "@openprogram/bench-kit";
-import { agenticFunction, createRuntime, resumeTurn, sessionContext, type Runtime } from "@openprogram/session-context";
+import { agenticFunction, sessionContext, type Runtime } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
+import { resumeTurn } from "@openprogram/session-context/turns";
 import { createTempStore, startFakeOpenAIServer } from "@openprogram/session-context/testing";
 import {
   ArtifactWriter,

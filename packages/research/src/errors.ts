@@ -1,4 +1,5 @@
-import { clipLine, OpenProgramError, type ErrorCodesOf } from "@openprogram/session-context";
+import { OpenProgramError, type ErrorCodesOf } from "@openprogram/session-context";
+import { clipLine } from "@openprogram/session-context/messages";
 import type * as ResearchErrors from "./errors.js";
 
 /** A stage's model reply does not follow the format its doc asks for; the stage fails rather than guess. */

@@ -1,5 +1,6 @@
 import { join, resolve } from "node:path";
-import { currentSession, InvalidInputError, type ProgramEntry } from "@openprogram/session-context";
+import { currentSession, InvalidInputError } from "@openprogram/session-context";
+import type { ProgramEntry } from "@openprogram/session-context/host";
 import { RESEARCH_AGENT_DOC, researchAgent } from "./research-agent.js";
 import type { ResearchResult } from "./types.js";
 

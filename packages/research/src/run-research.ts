@@ -3,14 +3,14 @@ import {
   currentAsker,
   currentSession,
   hasSessionContext,
-  requireRuntime,
-  RESEARCH_PROGRAM_REF,
   sessionContext,
   type Asker,
   type Runtime,
   type SessionDB,
   type SessionEventSink,
 } from "@openprogram/session-context";
+import { requireRuntime } from "@openprogram/session-context/runtime";
+import { RESEARCH_PROGRAM_REF } from "@openprogram/session-context/turns";
 import { join } from "node:path";
 import { researchAgent } from "./research-agent.js";
 import { CHOOSE_IDEA_QUESTION } from "./stages/choose-idea.js";

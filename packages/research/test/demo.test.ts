@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { createRuntime, ScriptedProvider } from "@openprogram/session-context";
+import { createRuntime, ScriptedProvider } from "@openprogram/session-context/runtime";
 import { createTempStore, removeTree, type TempStore } from "@openprogram/session-context/testing";
 import { DEFAULT_SECTIONS, runResearch, type RunResearchResult } from "../src/index.js";
 

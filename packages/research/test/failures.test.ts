@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CancelledError, describeSession, InvalidModelOutputError, ProviderError } from "@openprogram/session-context";
+import { CancelledError, InvalidModelOutputError, ProviderError } from "@openprogram/session-context";
+import { describeSession } from "@openprogram/session-context/store";
 import { runResearch } from "../src/index.js";
 import { startResearchFixture, type ResearchFixture } from "./helpers/fixture.js";
 import { researchModel, sectionOf, stageOf } from "./helpers/research-model.js";

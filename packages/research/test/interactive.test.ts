@@ -1,7 +1,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { AskUserUnavailableError, describeSession, sessionContext } from "@openprogram/session-context";
+import { AskUserUnavailableError, sessionContext } from "@openprogram/session-context";
+import { describeSession } from "@openprogram/session-context/store";
 import { createScriptedAsker } from "@openprogram/session-context/testing";
 import { CHOOSE_IDEA_QUESTION, researchAgent, runResearch } from "../src/index.js";
 import { startResearchFixture, type ResearchFixture } from "./helpers/fixture.js";

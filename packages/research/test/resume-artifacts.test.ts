@@ -13,7 +13,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { join, relative } from "node:path";
-import { resumeTurn, type SessionNode } from "@openprogram/session-context";
+import type { SessionNode } from "@openprogram/session-context";
+import { resumeTurn } from "@openprogram/session-context/turns";
 import { afterEach, describe, expect, it } from "vitest";
 import { PAPER_FILE, researchAgent, runResearch, type ResearchResult } from "../src/index.js";
 import { startResearchFixture, type ResearchFixture } from "./helpers/fixture.js";

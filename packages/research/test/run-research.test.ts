@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { describeSession, InvalidInputError, sessionContext } from "@openprogram/session-context";
+import { InvalidInputError, sessionContext } from "@openprogram/session-context";
+import { describeSession } from "@openprogram/session-context/store";
 import {
   CHOOSE_IDEA_DOC,
   DEFAULT_SECTIONS,

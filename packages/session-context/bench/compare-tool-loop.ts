@@ -7,11 +7,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { median } from "@openprogram/bench-kit";
 import OpenAI from "openai";
 import { z } from "zod";
 import { startFakeOpenAIServer, type FakeReply, type ReceivedRequest } from "../src/testing/index.js";
+import { loadCore } from "./two-checkouts.js";
 
 const [otherRoot, roundsArgument = "30"] = process.argv.slice(2);
 if (!otherRoot) throw new Error("usage: tsx bench/compare-tool-loop.ts <other checkout's root> [rounds]");
@@ -51,7 +51,7 @@ function reply(request: ReceivedRequest): FakeReply {
 }
 
 async function load(root: string): Promise<Core> {
-  return (await import(pathToFileURL(join(resolve(root), "packages/session-context/dist/index.js")).href)) as Core;
+  return (await loadCore(join(resolve(root), "packages/session-context/dist"))) as Core;
 }
 
 const server = await startFakeOpenAIServer(reply);

@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { iterations, median, report } from "@openprogram/bench-kit";
-import { agenticFunction, SessionDB, sessionContext } from "../src/index.js";
+import { agenticFunction, sessionContext } from "../src/index.js";
+import { SessionDB } from "../src/entries/store.js";
 import { scriptedRuntime } from "../src/testing/index.js";
 import { rawDurableWriteAsync } from "./raw-writes.js";
 

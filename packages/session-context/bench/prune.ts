@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { iterations, median, report, sample } from "@openprogram/bench-kit";
-import { pruneSessions, SessionDB } from "../src/index.js";
+import { pruneSessions, SessionDB } from "../src/entries/store.js";
 import { seedPruneStore } from "./prune-store.js";
 
 const PACKAGE = "@openprogram/session-context";

@@ -5,7 +5,9 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { iterations, median, report } from "@openprogram/bench-kit";
-import { agenticFunction, CancelledError, resumeTurn, SessionDB, sessionContext } from "../src/index.js";
+import { agenticFunction, CancelledError, sessionContext } from "../src/index.js";
+import { SessionDB } from "../src/entries/store.js";
+import { resumeTurn } from "../src/entries/turns.js";
 import { scriptedRuntime } from "../src/testing/index.js";
 
 const PACKAGE = "@openprogram/session-context";

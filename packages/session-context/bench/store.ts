@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { iterations, median, report, sample } from "@openprogram/bench-kit";
-import { SessionDB } from "../src/index.js";
+import { SessionDB } from "../src/entries/store.js";
 import { dumpsPython } from "../src/json/python-json.js";
 import { rawDurableWrite, rawDurableWriteAsync } from "./raw-writes.js";
 

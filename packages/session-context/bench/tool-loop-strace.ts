@@ -6,7 +6,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
-import { agenticFunction, createRuntime, flushQueuedWrites, SessionDB, sessionContext, tool } from "../src/index.js";
+import { agenticFunction, sessionContext, tool } from "../src/index.js";
+import { createRuntime } from "../src/entries/runtime.js";
+import { flushQueuedWrites, SessionDB } from "../src/entries/store.js";
 import { startFakeOpenAIServer, type FakeReply, type ReceivedRequest } from "../src/testing/index.js";
 
 const count = Number(process.argv[2] ?? "10");

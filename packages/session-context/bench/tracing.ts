@@ -6,7 +6,8 @@ import { join } from "node:path";
 import { trace } from "@opentelemetry/api";
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
 import { iterations, median, report } from "@openprogram/bench-kit";
-import { agenticFunction, SessionDB, sessionContext } from "../src/index.js";
+import { agenticFunction, sessionContext } from "../src/index.js";
+import { SessionDB } from "../src/entries/store.js";
 import { scriptedRuntime } from "../src/testing/index.js";
 
 export async function benchTracing(): Promise<void> {

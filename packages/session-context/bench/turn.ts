@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { iterations, median, report } from "@openprogram/bench-kit";
-import { SessionDB } from "../src/index.js";
+import { SessionDB } from "../src/entries/store.js";
 import { dumpsPython, dumpsPythonIndented } from "../src/json/python-json.js";
 import { rawDurableWriteAsync } from "./raw-writes.js";
 

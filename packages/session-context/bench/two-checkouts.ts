@@ -1,5 +1,6 @@
 // Two checkouts' built cores loaded side by side in one bench process (this one and another: main in a
 // worktree, say), for the compare-* benches that run them in alternating rounds.
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -18,10 +19,22 @@ export interface Testing {
   scriptedRuntime: (replies: string[]) => { runtime: unknown };
 }
 
+/**
+ * A checkout's root entry and its `/store` and `/runtime` entries in one object (a checkout from before the subpaths has SessionDB
+ * in its root, and no entries/ folder).
+ */
+export async function loadCore(dist: string): Promise<unknown> {
+  const files = ["index.js", "entries/store.js", "entries/runtime.js"].filter((file) => existsSync(join(dist, file)));
+  const modules = await Promise.all(
+    files.map((file) => import(pathToFileURL(join(dist, file)).href) as Promise<Record<string, unknown>>),
+  );
+  return Object.assign({}, ...modules) as unknown;
+}
+
 async function load(root: string): Promise<{ core: Core; testing: Testing }> {
   const dist = join(resolve(root), "packages/session-context/dist");
   return {
-    core: (await import(pathToFileURL(join(dist, "index.js")).href)) as Core,
+    core: (await loadCore(dist)) as Core,
     testing: (await import(pathToFileURL(join(dist, "testing/index.js")).href)) as Testing,
   };
 }

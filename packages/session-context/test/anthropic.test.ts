@@ -2,7 +2,8 @@
 // Messages API wire protocol.
 import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { agenticFunction, chat, createRuntime, ProviderError, sessionContext } from "../src/index.js";
+import { agenticFunction, chat, ProviderError, sessionContext } from "../src/index.js";
+import { createRuntime } from "../src/entries/runtime.js";
 import {
   createTempStore,
   startFakeAnthropicServer,

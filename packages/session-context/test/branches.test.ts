@@ -7,9 +7,6 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   chat,
-  checkoutHead,
-  listBranches,
-  nameBranch,
   NodeNotFoundError,
   NodeNotOnBranchError,
   SessionBusyError,
@@ -18,6 +15,7 @@ import {
   agenticFunction,
   type SessionDB,
 } from "../src/index.js";
+import { checkoutHead, listBranches, nameBranch } from "../src/entries/store.js";
 import { createTempStore, scriptedRuntime, type TempStore } from "../src/testing/index.js";
 import { storeInternals } from "../src/store/internal.js";
 import { git } from "./helpers.js";

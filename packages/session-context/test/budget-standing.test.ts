@@ -1,14 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  agenticFunction,
-  BudgetExceededError,
-  budgetOfMessage,
-  chat,
-  describeBudgets,
-  sessionContext,
-  type Budgets,
-  type PriceTable,
-} from "../src/index.js";
+import { agenticFunction, BudgetExceededError, chat, sessionContext, type Budgets } from "../src/index.js";
+import { budgetOfMessage, describeBudgets } from "../src/entries/budgets.js";
+import type { PriceTable } from "../src/entries/usage.js";
 import type { ScriptEntry } from "../src/providers/scripted.js";
 import { createTempStore, scriptedRuntime, type TempStore } from "../src/testing/index.js";
 

@@ -5,19 +5,18 @@ import { z } from "zod";
 import {
   agenticFunction,
   BudgetExceededError,
-  describeTurn,
   InvalidBudgetError,
-  resumeTurn,
   sessionContext,
   tool,
   UnpricedModelError,
   type Budgets,
-  type PriceTable,
   type SessionNode,
 } from "../src/index.js";
+import { describeTurn, resumeTurn } from "../src/entries/turns.js";
+import type { PriceTable } from "../src/entries/usage.js";
 import type { ScriptEntry } from "../src/providers/scripted.js";
 import { readFileSync, writeFileSync } from "node:fs";
-import { contextCarrierEnv } from "../src/index.js";
+import { contextCarrierEnv } from "../src/entries/relay.js";
 import { createTempStore, scriptedRuntime, type TempStore } from "../src/testing/index.js";
 import { childScript, runTsChild } from "./helpers.js";
 

@@ -1,12 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  agenticFunction,
-  contextCarrierEnv,
-  currentCallId,
-  currentTurnId,
-  readContextCarrier,
-  sessionContext,
-} from "../src/index.js";
+import { agenticFunction, currentCallId, currentTurnId, sessionContext } from "../src/index.js";
+import { contextCarrierEnv, readContextCarrier } from "../src/entries/relay.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 import { childScript, runTsChild } from "./helpers.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { clipLine, clipText } from "../src/index.js";
+import { clipLine, clipText } from "../src/entries/messages.js";
 
 describe("clipText and clipLine", () => {
   it("clipText keeps text that fits and cuts the rest to max characters ending in …", () => {

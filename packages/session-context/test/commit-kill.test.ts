@@ -5,7 +5,8 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { doctorSessions, SessionDB, sessionContext } from "../src/index.js";
+import { sessionContext } from "../src/index.js";
+import { doctorSessions, SessionDB } from "../src/entries/store.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 import { childScript, plainGit } from "./helpers.js";
 

@@ -4,16 +4,14 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   chat,
-  compactSession,
-  createRuntime,
-  isContextOverflowError,
   ProviderError,
   sessionContext,
-  SUMMARIZE_CONVERSATION_DOC,
   type CompactionEvent,
   type Runtime,
   type SessionEvent,
 } from "../src/index.js";
+import { compactSession, isContextOverflowError, SUMMARIZE_CONVERSATION_DOC } from "../src/entries/compaction.js";
+import { createRuntime } from "../src/entries/runtime.js";
 import {
   createTempStore,
   startFakeAnthropicServer,

@@ -2,13 +2,8 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  createRuntime,
-  findProjectConfig,
-  ProviderConfigError,
-  resolveRuntimeConfig,
-  ScriptedProvider,
-} from "../src/index.js";
+import { ProviderConfigError } from "../src/index.js";
+import { createRuntime, findProjectConfig, resolveRuntimeConfig, ScriptedProvider } from "../src/entries/runtime.js";
 import { removeTree } from "../src/testing/index.js";
 
 const homes: string[] = [];

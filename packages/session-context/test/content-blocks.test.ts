@@ -5,14 +5,13 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   agenticFunction,
   AttachmentMissingError,
-  createRuntime,
   InputTooLargeError,
   InvalidInputError,
-  MAX_ATTACHMENT_BYTES,
   sessionContext,
   type ContentBlock,
   type SessionNode,
 } from "../src/index.js";
+import { createRuntime, MAX_ATTACHMENT_BYTES } from "../src/entries/runtime.js";
 import {
   createTempStore,
   startFakeAnthropicServer,

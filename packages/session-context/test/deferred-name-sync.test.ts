@@ -6,7 +6,7 @@
 // call still reaches the real file system).
 import type * as NodeFs from "node:fs";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { SessionDB } from "../src/index.js";
+import { SessionDB } from "../src/entries/store.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 
 const seen = vi.hoisted(() => ({ fsyncs: 0 }));

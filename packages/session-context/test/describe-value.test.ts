@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeValue } from "../src/index.js";
+import { describeValue } from "../src/entries/messages.js";
 
 class Point {
   constructor(readonly x: number) {}

@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 // vi.mock below is hoisted above these imports, so the core sees the fault-injecting node:fs.
-import { agenticFunction, doctorSessions, SessionDB, sessionContext, StoreWriteError } from "../src/index.js";
+import { agenticFunction, sessionContext, StoreWriteError } from "../src/index.js";
+import { doctorSessions, SessionDB } from "../src/entries/store.js";
 import { removeTree, scriptedRuntime } from "../src/testing/index.js";
 
 const faults = vi.hoisted(() => ({ errno: null as string | null }));

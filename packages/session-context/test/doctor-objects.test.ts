@@ -3,7 +3,7 @@
 import { chmodSync, readFileSync, truncateSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { doctorSessions } from "../src/index.js";
+import { doctorSessions } from "../src/entries/store.js";
 import { forgetRepository } from "../src/store/git/in-process-commit.js";
 import { listPacks } from "../src/store/git/pack-merge.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";

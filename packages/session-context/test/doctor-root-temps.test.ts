@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { doctorSessions, SessionDB } from "../src/index.js";
+import { doctorSessions, SessionDB } from "../src/entries/store.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 import { childScript } from "./helpers.js";
 

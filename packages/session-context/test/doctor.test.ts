@@ -12,7 +12,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnSync } from "node:child_process";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { doctorSessions, SessionDB, type DoctorReport } from "../src/index.js";
+import { doctorSessions, SessionDB, type DoctorReport } from "../src/entries/store.js";
 import { createTempStore, PYTHON_SESSIONS_FIXTURE, type TempStore } from "../src/testing/index.js";
 import { git } from "./helpers.js";
 import { storeInternals } from "../src/store/internal.js";

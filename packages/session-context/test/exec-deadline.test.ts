@@ -7,13 +7,13 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   agenticFunction,
   CancelledError,
-  createRuntime,
   ModelTimeoutError,
   sessionContext,
   tool,
   type ExecOptions,
   type SessionNode,
 } from "../src/index.js";
+import { createRuntime } from "../src/entries/runtime.js";
 import { createTempStore, startFakeOpenAIServer, type FakeOpenAIServer, type TempStore } from "../src/testing/index.js";
 
 let store: TempStore;

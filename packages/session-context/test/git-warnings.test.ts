@@ -2,7 +2,8 @@
 // outside its known-safe list; a fresh install printed them on every `sessions log`, `doctor`, `prune` and `gc`.
 // The store now runs git itself (src/store/git/pinned-git.ts), and every git call it makes must stay silent. Its own file: the warning is once per process and key.
 import { afterEach, describe, expect, it } from "vitest";
-import { chat, doctorSessions, gcSessions, pruneSessions, sessionContext } from "../src/index.js";
+import { chat, sessionContext } from "../src/index.js";
+import { doctorSessions, gcSessions, pruneSessions } from "../src/entries/store.js";
 import { createTempStore, scriptedRuntime, type TempStore } from "../src/testing/index.js";
 import { gitVersion } from "../src/store/git-repo.js";
 

@@ -6,7 +6,8 @@ import type * as NodeFs from "node:fs";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { SessionDB, StoreWriteError } from "../src/index.js";
+import { StoreWriteError } from "../src/index.js";
+import { SessionDB } from "../src/entries/store.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 
 const seen = vi.hoisted(() => ({

@@ -1,7 +1,7 @@
 // The store's cache of session views is bounded in bytes, not only in sessions: long replies of idle
 // sessions are dropped (and read again from disk when used), the session being worked on stays.
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { MAX_CACHED_HISTORY_BYTES } from "../src/index.js";
+import { MAX_CACHED_HISTORY_BYTES } from "../src/entries/store.js";
 import { storeInternals } from "../src/store/internal.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 

@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SessionDB } from "../src/index.js";
+import { SessionDB } from "../src/entries/store.js";
 import { nodeFileName } from "../src/store/layout.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 

@@ -21,15 +21,13 @@ import { join, relative } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   agenticFunction,
-  assertValidSessionId,
   CorruptMetaError,
-  doctorSessions,
   GitError,
   InvalidSessionIdError,
   OpenProgramError,
-  SessionDB,
   sessionContext,
 } from "../src/index.js";
+import { assertValidSessionId, doctorSessions, SessionDB } from "../src/entries/store.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 import { git } from "./helpers.js";
 

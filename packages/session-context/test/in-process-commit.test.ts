@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { doctorSessions, SessionDB } from "../src/index.js";
+import { doctorSessions, SessionDB } from "../src/entries/store.js";
 import { createTempStore, PYTHON_SESSIONS_FIXTURE, type TempStore } from "../src/testing/index.js";
 import { assertHealthy, chatTurn, git, plainGit } from "./helpers.js";
 

@@ -5,10 +5,10 @@ import {
   agenticFunction,
   InvalidInputError,
   sessionContext,
-  validateAgenticInput,
   type AgenticFunction,
   type SessionHandle,
 } from "../src/index.js";
+import { validateAgenticInput } from "../src/entries/host.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 
 const stores: TempStore[] = [];

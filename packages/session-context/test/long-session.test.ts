@@ -1,12 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  chat,
-  createRuntime,
-  sessionContext,
-  SUMMARIZE_CONVERSATION_DOC,
-  type CompactionEvent,
-  type Runtime,
-} from "../src/index.js";
+import { chat, sessionContext, type CompactionEvent, type Runtime } from "../src/index.js";
+import { SUMMARIZE_CONVERSATION_DOC } from "../src/entries/compaction.js";
+import { createRuntime } from "../src/entries/runtime.js";
 import {
   createTempStore,
   startFakeOpenAIServer,

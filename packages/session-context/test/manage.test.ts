@@ -3,19 +3,15 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   agenticFunction,
   askUser,
-  buildCallTree,
   chat,
-  createScriptedAsker,
-  describeSession,
-  exportSession,
-  recordAbandonedNodes,
-  relaySessionEvent,
-  sessionCallTree,
   sessionContext,
   SessionNotFoundError,
   type SessionEvent,
   type SessionNode,
 } from "../src/index.js";
+import { createScriptedAsker } from "../src/entries/host.js";
+import { recordAbandonedNodes, relaySessionEvent } from "../src/entries/relay.js";
+import { buildCallTree, describeSession, exportSession, sessionCallTree } from "../src/entries/store.js";
 import { createTempStore, scriptedRuntime, type TempStore } from "../src/testing/index.js";
 
 let store: TempStore;

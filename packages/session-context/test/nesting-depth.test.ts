@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { assertNestingDepth, InvalidInputError, MAX_NESTING_DEPTH } from "../src/index.js";
+import { InvalidInputError } from "../src/index.js";
+import { assertNestingDepth, MAX_NESTING_DEPTH } from "../src/entries/host.js";
 
 /** `depth` arrays inside each other, built without recursion. */
 function nestedArrays(depth: number): unknown {

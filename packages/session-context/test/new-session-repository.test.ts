@@ -5,7 +5,8 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { chat, doctorSessions, sessionContext } from "../src/index.js";
+import { chat, sessionContext } from "../src/index.js";
+import { doctorSessions } from "../src/entries/store.js";
 import { writeSessionFolder } from "../src/store/session-folder.js";
 import { createTempStore, scriptedRuntime, type TempStore } from "../src/testing/index.js";
 import { chatTurn, plainGit } from "./helpers.js";

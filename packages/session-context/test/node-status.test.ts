@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isUnfinished, nodeStatus, type NodeStatus } from "../src/index.js";
+import { isUnfinished, nodeStatus, type NodeStatus } from "../src/entries/store.js";
 
 const withStatus = (status: unknown): { metadata: Record<string, unknown> } =>
   status === undefined ? { metadata: {} } : { metadata: { status } };

@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { doctorSessions, SessionDB } from "../src/index.js";
+import { doctorSessions, SessionDB } from "../src/entries/store.js";
 import { forgetRepository } from "../src/store/git/in-process-commit.js";
 import { hashObject } from "../src/store/git/loose-objects.js";
 import {

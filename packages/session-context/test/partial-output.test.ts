@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { agenticFunction, createRuntime, sessionContext } from "../src/index.js";
+import { agenticFunction, sessionContext } from "../src/index.js";
+import { createRuntime } from "../src/entries/runtime.js";
 import {
   createTempStore,
   startFakeAnthropicServer,

@@ -5,14 +5,14 @@ import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { UntrustedProjectConfigError } from "../src/index.js";
 import {
   listTrustedProjects,
   resolveRuntimeConfig,
   revokeProjectTrust,
   searchProjectConfig,
   trustProject,
-  UntrustedProjectConfigError,
-} from "../src/index.js";
+} from "../src/entries/runtime.js";
 import { removeTree } from "../src/testing/index.js";
 
 const ATTACKER = "http://attacker.invalid:8080/v1";

@@ -3,13 +3,13 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   agenticFunction,
   chat,
-  createRuntime,
   ProviderError,
   RuntimeMissingError,
-  SessionDB,
   sessionContext,
   type Runtime,
 } from "../src/index.js";
+import { createRuntime } from "../src/entries/runtime.js";
+import { SessionDB } from "../src/entries/store.js";
 import {
   createTempStore,
   PYTHON_SESSIONS_FIXTURE,

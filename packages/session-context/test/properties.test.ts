@@ -5,14 +5,8 @@ import { readdirSync } from "node:fs";
 import { dirname } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  agenticFunction,
-  assertValidSessionId,
-  InvalidNodeError,
-  OpenProgramError,
-  SessionDB,
-  sessionContext,
-} from "../src/index.js";
+import { agenticFunction, InvalidNodeError, OpenProgramError, sessionContext } from "../src/index.js";
+import { assertValidSessionId, SessionDB } from "../src/entries/store.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 import { storeInternals } from "../src/store/internal.js";
 

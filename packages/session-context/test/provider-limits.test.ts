@@ -1,13 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  agenticFunction,
-  CancelledError,
-  createRuntime,
-  ProviderLimits,
-  RateLimitedError,
-  sessionContext,
-  type CapacitySlot,
-} from "../src/index.js";
+import { agenticFunction, CancelledError, RateLimitedError, sessionContext } from "../src/index.js";
+import { ProviderLimits, type CapacitySlot } from "../src/entries/budgets.js";
+import { createRuntime } from "../src/entries/runtime.js";
 import { createTempStore, startFakeOpenAIServer, type FakeOpenAIServer, type TempStore } from "../src/testing/index.js";
 
 const NEVER = new AbortController().signal;

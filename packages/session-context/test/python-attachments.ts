@@ -4,14 +4,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  agenticFunction,
-  chat,
-  createRuntime,
-  sessionContext,
-  type ContentBlock,
-  type SessionDB,
-} from "../src/index.js";
+import { agenticFunction, chat, sessionContext, type ContentBlock, type SessionDB } from "../src/index.js";
+import { createRuntime } from "../src/entries/runtime.js";
 import { startFakeOpenAIServer, type ReceivedRequest } from "../src/testing/index.js";
 import { runPythonScript } from "./python-fixtures.js";
 

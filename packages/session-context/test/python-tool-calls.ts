@@ -4,7 +4,8 @@
 import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { agenticFunction, chat, createRuntime, sessionContext, tool, type SessionDB } from "../src/index.js";
+import { agenticFunction, chat, sessionContext, tool, type SessionDB } from "../src/index.js";
+import { createRuntime } from "../src/entries/runtime.js";
 import { startFakeOpenAIServer, type FakeReply, type ReceivedRequest } from "../src/testing/index.js";
 import { runPythonScript } from "./python-fixtures.js";
 

@@ -2,14 +2,13 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { InputTooLargeError, InvalidInputError } from "../src/index.js";
 import {
   DEFAULT_MAX_INPUT_BYTES,
-  InputTooLargeError,
-  InvalidInputError,
   readAnswersFile,
   readTextFileCapped,
   unserialisableResult,
-} from "../src/index.js";
+} from "../src/entries/host.js";
 
 const dir = mkdtempSync(join(tmpdir(), "openprogram-read-capped-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,14 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  agenticFunction,
-  askUser,
-  chat,
-  createRuntime,
-  describeModelCalls,
-  sessionContext,
-  tool,
-  type Runtime,
-} from "../src/index.js";
+import { agenticFunction, askUser, chat, sessionContext, tool, type Runtime } from "../src/index.js";
+import { createRuntime } from "../src/entries/runtime.js";
+import { describeModelCalls } from "../src/entries/store.js";
 import {
   createScriptedAsker,
   createTempStore,

@@ -5,14 +5,8 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFil
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  agenticFunction,
-  moduleProgramRef,
-  resumeTurn,
-  sessionContext,
-  UntrustedProgramError,
-  type RecordedModulePolicy,
-} from "../src/index.js";
+import { agenticFunction, sessionContext, UntrustedProgramError } from "../src/index.js";
+import { moduleProgramRef, resumeTurn, type RecordedModulePolicy } from "../src/entries/turns.js";
 import { createTempStore, removeTree, type TempStore } from "../src/testing/index.js";
 
 let store: TempStore;

@@ -5,16 +5,14 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   chat,
-  createRuntime,
-  type ModelRuntime,
   ProviderConfigError,
   RecordingMissingError,
-  RecordingProvider,
   ReplayMismatchError,
-  ReplayProvider,
   sessionContext,
   type Runtime,
 } from "../src/index.js";
+import { RecordingProvider, ReplayProvider } from "../src/entries/recordings.js";
+import { createRuntime, type ModelRuntime } from "../src/entries/runtime.js";
 import {
   createTempStore,
   startFakeOpenAIServer,

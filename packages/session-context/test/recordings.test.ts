@@ -8,21 +8,16 @@ import { z } from "zod";
 import {
   agenticFunction,
   chat,
-  createRuntime,
-  ModelRuntime,
   ProviderError,
-  readRecording,
   RecordingFormatError,
-  RecordingProvider,
-  removeSecretValues,
   ReplayExhaustedError,
   ReplayMismatchError,
-  ReplayProvider,
   sessionContext,
   tool,
-  type ModelProvider,
   type SessionNode,
 } from "../src/index.js";
+import { readRecording, RecordingProvider, removeSecretValues, ReplayProvider } from "../src/entries/recordings.js";
+import { createRuntime, ModelRuntime, type ModelProvider } from "../src/entries/runtime.js";
 import {
   createTempStore,
   startFakeAnthropicServer,

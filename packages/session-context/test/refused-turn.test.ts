@@ -1,12 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  agenticFunction,
-  askUser,
-  createRuntime,
-  InvalidInputError,
-  sessionContext,
-  type SessionHandle,
-} from "../src/index.js";
+import { agenticFunction, askUser, InvalidInputError, sessionContext, type SessionHandle } from "../src/index.js";
+import { createRuntime } from "../src/entries/runtime.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 
 const stores: TempStore[] = [];

@@ -7,7 +7,8 @@ import { mkdirSync, readFileSync, rmSync, watch, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { doctorSessions, SessionDB, sessionContext } from "../src/index.js";
+import { sessionContext } from "../src/index.js";
+import { doctorSessions, SessionDB } from "../src/entries/store.js";
 import { flushDelayMs, SessionRegistry } from "../src/store/registry.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 import { childScript, runTsChild } from "./helpers.js";
@@ -198,7 +199,7 @@ async function exitWhileLocked(
   releaseAfterMs: number | null,
 ): Promise<{ code: number | null; stderr: string }> {
   const script =
-    `import { flushQueuedWrites, SessionDB } from ${JSON.stringify(new URL("../src/index.js", import.meta.url).pathname)};\n` +
+    `import { flushQueuedWrites, SessionDB } from ${JSON.stringify(new URL("../src/entries/store.js", import.meta.url).pathname)};\n` +
     "const [root, mode] = process.argv.slice(2);\n" +
     "const db = new SessionDB({ root });\n" +
     "await db.createSession({ id: 'exiting', title: 'queued' });\n" +
@@ -256,7 +257,7 @@ describe("the registry flush when the process exits", () => {
     const store = createTempStore("openprogram-registry-exit-");
     try {
       const script =
-        `import { SessionDB } from ${JSON.stringify(new URL("../src/index.js", import.meta.url).pathname)};\n` +
+        `import { SessionDB } from ${JSON.stringify(new URL("../src/entries/store.js", import.meta.url).pathname)};\n` +
         "const [root, mode] = process.argv.slice(2);\n" +
         "const db = new SessionDB({ root });\n" +
         "await db.createSession({ id: 'exiting', title: 'queued' });\n" +

@@ -4,7 +4,12 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { readRecording, RecordingProvider, recordingOptionsFromEnv, ReplayProvider } from "../src/index.js";
+import {
+  readRecording,
+  RecordingProvider,
+  recordingOptionsFromEnv,
+  ReplayProvider,
+} from "../src/entries/recordings.js";
 import { createTempStore, startFakeOpenAIServer, type TempStore } from "../src/testing/index.js";
 import type { FakeProviderServer } from "../src/testing/index.js";
 import { OpenAIChatProvider } from "../src/providers/openai.js";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { agenticFunction, InvalidInputError, NotAgenticFunctionError, resolveAgenticExport } from "../src/index.js";
+import { agenticFunction, InvalidInputError, NotAgenticFunctionError } from "../src/index.js";
+import { resolveAgenticExport } from "../src/entries/host.js";
 
 const alpha = agenticFunction({ name: "alpha", doc: "A." }, async () => "a");
 const beta = agenticFunction({ name: "beta", doc: "B." }, async () => "b");

@@ -1,7 +1,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { requireRuntime, resolveRuntime, RuntimeMissingError, sessionContext } from "../src/index.js";
+import { RuntimeMissingError, sessionContext } from "../src/index.js";
+import { requireRuntime, resolveRuntime } from "../src/entries/runtime.js";
 import { createTempStore, scriptedRuntime, type TempStore } from "../src/testing/index.js";
 
 const CONFIG_VARIABLES = ["OPENPROGRAM_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"];

@@ -5,23 +5,13 @@ import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   agenticFunction,
-  answerQuestion,
   AnswerRequiredError,
   chat,
-  listBranches,
   askUser,
-  contextCarrierEnv,
-  createRuntime,
-  createScriptedAsker,
-  describeTurn,
-  doctorSessions,
   InvalidAnswerError,
-  moduleProgramRef,
   NoPendingQuestionError,
   NothingToResumeError,
-  resumeTurn,
   SessionBusyError,
-  SessionDB,
   sessionContext,
   TurnNotFoundError,
   TurnNotResumableError,
@@ -30,6 +20,11 @@ import {
   type Runtime,
   type SessionNode,
 } from "../src/index.js";
+import { createScriptedAsker } from "../src/entries/host.js";
+import { contextCarrierEnv } from "../src/entries/relay.js";
+import { createRuntime } from "../src/entries/runtime.js";
+import { listBranches, doctorSessions, SessionDB } from "../src/entries/store.js";
+import { answerQuestion, describeTurn, moduleProgramRef, resumeTurn } from "../src/entries/turns.js";
 import { createTempStore, startFakeOpenAIServer, type FakeOpenAIServer, type TempStore } from "../src/testing/index.js";
 import { childScript, runTsChild } from "./helpers.js";
 import { planTrip } from "./programs/trip.mjs";

@@ -5,15 +5,8 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  archiveSession,
-  chat,
-  gcSessions,
-  pruneSessions,
-  sessionContext,
-  unarchiveSession,
-  type SessionDB,
-} from "../src/index.js";
+import { chat, sessionContext, type SessionDB } from "../src/index.js";
+import { archiveSession, gcSessions, pruneSessions, unarchiveSession } from "../src/entries/store.js";
 import { createTempStore, scriptedRuntime, type TempStore } from "../src/testing/index.js";
 import { storeInternals } from "../src/store/internal.js";
 import { git } from "./helpers.js";

@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   agenticFunction,
-  createRuntime,
   InvalidInputError,
   ModelTimeoutError,
   ProviderError,
@@ -11,6 +10,7 @@ import {
   type SessionEvent,
   type SessionNode,
 } from "../src/index.js";
+import { createRuntime } from "../src/entries/runtime.js";
 import {
   createTempStore,
   startFakeAnthropicServer,

@@ -6,12 +6,12 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   InvalidSessionIdError,
   SessionBusyError,
-  SessionDB,
   SessionExistsError,
   SessionNotFoundError,
   sessionContext,
   type SessionNode,
 } from "../src/index.js";
+import { SessionDB } from "../src/entries/store.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 import { childScript, git, runTsChild } from "./helpers.js";
 import { storeInternals } from "../src/store/internal.js";

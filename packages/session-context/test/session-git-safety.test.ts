@@ -3,7 +3,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { doctorSessions, gcSessions } from "../src/index.js";
+import { doctorSessions, gcSessions } from "../src/entries/store.js";
 import { configKeys } from "../src/store/git/git-config-check.js";
 import { runGit } from "../src/store/git/pinned-git.js";
 import { SessionPaths } from "../src/store/layout.js";

@@ -4,7 +4,7 @@
 import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { doctorSessions, gcSessions } from "../src/index.js";
+import { doctorSessions, gcSessions } from "../src/entries/store.js";
 import { createTempStore, PYTHON_SESSIONS_FIXTURE, type TempStore } from "../src/testing/index.js";
 import { chatTurn } from "./helpers.js";
 

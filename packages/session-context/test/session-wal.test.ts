@@ -5,7 +5,7 @@
 import { appendFileSync, readFileSync, readdirSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SessionDB } from "../src/index.js";
+import { SessionDB } from "../src/entries/store.js";
 import { SessionPaths } from "../src/store/layout.js";
 import { appendWal, encodeWalRecords, readWal } from "../src/store/session-wal.js";
 import { checkpointWal, planWalRestore, restoreFromWal } from "../src/store/wal-recovery.js";
@@ -201,7 +201,7 @@ describe("recovery after a power cut", () => {
     const { files } = await turnOfTwoNodes();
     const second = files[1] as string;
     rmSync(join(paths.history, second));
-    const { doctorSessions } = await import("../src/index.js");
+    const { doctorSessions } = await import("../src/entries/store.js");
     const fresh = new SessionDB({ root: store.root });
     const report = await doctorSessions({ db: fresh, sessionId: "s" });
     expect(report.findings.filter((finding) => finding.kind === "wal_restore")).toMatchObject([

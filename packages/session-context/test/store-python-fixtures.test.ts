@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { SessionDB } from "../src/index.js";
+import { SessionDB } from "../src/entries/store.js";
 import { dumpsPython } from "../src/json/python-json.js";
 import { createTempStore, PYTHON_SESSIONS_FIXTURE } from "../src/testing/index.js";
 import { git } from "./helpers.js";

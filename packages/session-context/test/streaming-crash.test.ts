@@ -5,17 +5,11 @@ import { storeInternals } from "../src/store/internal.js";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import {
-  createRuntime,
-  createScriptedAsker,
-  describeTurn,
-  doctorSessions,
-  moduleProgramRef,
-  resumeTurn,
-  SessionDB,
-  sessionContext,
-  type Runtime,
-} from "../src/index.js";
+import { sessionContext, type Runtime } from "../src/index.js";
+import { createScriptedAsker } from "../src/entries/host.js";
+import { createRuntime } from "../src/entries/runtime.js";
+import { doctorSessions, SessionDB } from "../src/entries/store.js";
+import { describeTurn, moduleProgramRef, resumeTurn } from "../src/entries/turns.js";
 import {
   createTempStore,
   startFakeOpenAIServer,

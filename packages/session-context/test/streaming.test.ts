@@ -7,12 +7,12 @@ import {
   agenticFunction,
   CancelledError,
   chat,
-  createRuntime,
   ProviderError,
   sessionContext,
   type SessionEvent,
   type SessionNode,
 } from "../src/index.js";
+import { createRuntime } from "../src/entries/runtime.js";
 import {
   createTempStore,
   scriptedRuntime,

@@ -2,12 +2,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   agenticFunction,
-  createRuntime,
   InvalidInputError,
   InvalidModelOutputError,
   sessionContext,
   type SessionNode,
 } from "../src/index.js";
+import { createRuntime } from "../src/entries/runtime.js";
 import {
   createTempStore,
   scriptedRuntime,

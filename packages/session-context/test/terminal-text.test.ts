@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { terminalText } from "../src/index.js";
+import { terminalText } from "../src/entries/messages.js";
 
 describe("terminalText", () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { titleFromMessage, titleFromProgram } from "../src/index.js";
+import { titleFromMessage, titleFromProgram } from "../src/entries/store.js";
 
 describe("session titles", () => {
   it("takes the first non-blank line of a message, clipped to 50 characters", () => {

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { agenticFunction, listBranches, sessionContext, tool } from "../src/index.js";
+import { agenticFunction, sessionContext, tool } from "../src/index.js";
+import { listBranches } from "../src/entries/store.js";
 import { createScriptedAsker, createTempStore, scriptedRuntime, type TempStore } from "../src/testing/index.js";
 
 const bookTable = tool({

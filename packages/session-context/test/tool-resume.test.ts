@@ -10,16 +10,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  createRuntime,
-  createScriptedAsker,
-  describeTurn,
-  doctorSessions,
-  resumeTurn,
-  sessionContext,
-  type Runtime,
-  type SessionNode,
-} from "../src/index.js";
+import { sessionContext, type Runtime, type SessionNode } from "../src/index.js";
+import { createScriptedAsker } from "../src/entries/host.js";
+import { createRuntime } from "../src/entries/runtime.js";
+import { doctorSessions } from "../src/entries/store.js";
+import { describeTurn, resumeTurn } from "../src/entries/turns.js";
 import {
   createTempStore,
   startFakeOpenAIServer,
@@ -250,7 +245,7 @@ describe("resuming after a power cut (writes no fsync covered dropped)", () => {
       cutPower("cut", createdMeta, torn);
 
       // A new process after the cut: a store that has never read the session.
-      const { SessionDB } = await import("../src/index.js");
+      const { SessionDB } = await import("../src/entries/store.js");
       process.env.OPENPROGRAM_TEST_TOOL_LOG = logOf("cut");
       try {
         await expect(

@@ -3,7 +3,8 @@
 import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { agenticFunction, createRuntime, sessionContext, tool, type SessionNode } from "../src/index.js";
+import { agenticFunction, sessionContext, tool, type SessionNode } from "../src/index.js";
+import { createRuntime } from "../src/entries/runtime.js";
 import {
   createTempStore,
   startFakeAnthropicServer,

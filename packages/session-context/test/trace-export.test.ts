@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { traceExportConfigured } from "../src/index.js";
+import { traceExportConfigured } from "../src/entries/telemetry.js";
 import { createTempStore, startFakeOpenAIServer, type FakeOpenAIServer, type TempStore } from "../src/testing/index.js";
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "@openprogram/otlp-receiver";
 import { childScript, runTsChild } from "./helpers.js";

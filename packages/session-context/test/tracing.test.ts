@@ -1,16 +1,11 @@
 import { SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import { TracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import {
-  agenticFunction,
-  askUser,
-  CAPTURE_CONTENT_VARIABLE,
-  contextCarrierEnv,
-  createRuntime,
-  resumeTurn,
-  sessionContext,
-  setTraceErrorMessages,
-} from "../src/index.js";
+import { agenticFunction, askUser, sessionContext } from "../src/index.js";
+import { contextCarrierEnv } from "../src/entries/relay.js";
+import { createRuntime } from "../src/entries/runtime.js";
+import { CAPTURE_CONTENT_VARIABLE, setTraceErrorMessages } from "../src/entries/telemetry.js";
+import { resumeTurn } from "../src/entries/turns.js";
 import {
   createScriptedAsker,
   createTempStore,

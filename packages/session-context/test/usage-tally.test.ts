@@ -3,7 +3,9 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SessionDB, USAGE_TOTAL_FILE, type SessionNode } from "../src/index.js";
+import type { SessionNode } from "../src/index.js";
+import { SessionDB } from "../src/entries/store.js";
+import { USAGE_TOTAL_FILE } from "../src/entries/usage.js";
 import { dumpsPython } from "../src/json/python-json.js";
 import { readUsageTotal } from "../src/store/usage-total.js";
 import { usageBuckets } from "../src/usage/usage-buckets.js";

@@ -4,18 +4,15 @@
 import { readdirSync, readFileSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { agenticFunction, PriceTableError, sessionContext, type SessionNode } from "../src/index.js";
+import { createRuntime } from "../src/entries/runtime.js";
 import {
-  agenticFunction,
-  createRuntime,
   describeSessionUsage,
-  PriceTableError,
   resolvePriceTable,
-  sessionContext,
   usageAcrossStore,
   USAGE_TOTAL_FILE,
   type PriceTable,
-  type SessionNode,
-} from "../src/index.js";
+} from "../src/entries/usage.js";
 import { dumpsPython } from "../src/json/python-json.js";
 import {
   createTempStore,

@@ -3,16 +3,9 @@
 // time to answer. Enforced before a call (not sent) and after it (the reply is recorded, the turn stops), and
 // resumable once raised.
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import {
-  agenticFunction,
-  BudgetExceededError,
-  createRuntime,
-  describeTurn,
-  resumeTurn,
-  sessionContext,
-  type Budgets,
-  type Runtime,
-} from "../src/index.js";
+import { agenticFunction, BudgetExceededError, sessionContext, type Budgets, type Runtime } from "../src/index.js";
+import { createRuntime } from "../src/entries/runtime.js";
+import { describeTurn, resumeTurn } from "../src/entries/turns.js";
 import { createTempStore, startFakeOpenAIServer, type FakeOpenAIServer, type TempStore } from "../src/testing/index.js";
 
 /** How long the server takes to answer: past every limit below, which are well under it. */

@@ -10,7 +10,7 @@
 // lockfile, metadata revalidated), as a user's first install does, so a broken
 // upstream release fails here first; and every command must print no warning.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -129,6 +129,29 @@ describe("packed tarballs", () => {
     for (const file of ["package/README.md", "package/LICENSE", "package/dist/index.js", "package/dist/index.d.ts"])
       expect(listing.split("\n")).toContain(file);
     expect(listing).not.toMatch(/package\/(src|test|bench)\//);
+  });
+
+  it("the core's every `exports` entry (the root, /store, /runtime, ...) imports from an install, with its types", async () => {
+    const installed = join(project, "node_modules", "@openprogram", "session-context");
+    const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as {
+      exports: Record<string, string | { types: string; import: string }>;
+    };
+    const entries = Object.entries(manifest.exports).filter(([, target]) => typeof target !== "string");
+    const specifiers = entries.map(([subpath]) =>
+      subpath === "." ? "@openprogram/session-context" : `@openprogram/session-context/${subpath.slice(2)}`,
+    );
+    expect(specifiers).toEqual(
+      expect.arrayContaining(["@openprogram/session-context/store", "@openprogram/session-context/testing"]),
+    );
+    const script =
+      `const counts = {};\n` +
+      `for (const specifier of ${JSON.stringify(specifiers)}) counts[specifier] = Object.keys(await import(specifier)).length;\n` +
+      `process.stdout.write(JSON.stringify(counts));\n`;
+    const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: project, env });
+    const counts = JSON.parse(stdout) as Record<string, number>;
+    for (const specifier of specifiers) expect(counts[specifier], specifier).toBeGreaterThan(0);
+    for (const [subpath, target] of entries)
+      expect(existsSync(join(installed, (target as { types: string }).types)), `${subpath} types`).toBe(true);
   });
 });
 

@@ -1,14 +1,9 @@
 // Compaction and branches from inside a program, run unchanged in-process and in a child
 // process (tests/parity/test/long-session-child.test.ts): both must leave the same files
 // and the session's next prompt must be the same.
-import {
-  agenticFunction,
-  checkoutHead,
-  compactSession,
-  currentSession,
-  listBranches,
-  nameBranch,
-} from "@openprogram/session-context";
+import { agenticFunction, currentSession } from "@openprogram/session-context";
+import { compactSession } from "@openprogram/session-context/compaction";
+import { checkoutHead, listBranches, nameBranch } from "@openprogram/session-context/store";
 
 /** Compacts the session this call runs in, keeping `keep` tokens of recent conversation verbatim. */
 export const compactHere = agenticFunction(

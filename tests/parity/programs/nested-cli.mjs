@@ -2,7 +2,8 @@
 // `openprogram run` as a plain child process, passing nothing but the
 // environment from contextCarrierEnv().
 import { execFile } from "node:child_process";
-import { agenticFunction, contextCarrierEnv } from "@openprogram/session-context";
+import { agenticFunction } from "@openprogram/session-context";
+import { contextCarrierEnv } from "@openprogram/session-context/relay";
 
 export const childStep = agenticFunction(
   { name: "child_step", doc: "Describe the step in one line." },

@@ -9,15 +9,8 @@ import { join } from "node:path";
 import { runCli } from "@openprogram/cli/testing";
 import { createDispatcher } from "@openprogram/dispatcher";
 import { TestClient } from "@openprogram/dispatcher/testing";
-import {
-  archiveSession,
-  chat,
-  checkoutHead,
-  listBranches,
-  nameBranch,
-  sessionContext,
-  type SessionNode,
-} from "@openprogram/session-context";
+import { chat, sessionContext, type SessionNode } from "@openprogram/session-context";
+import { archiveSession, checkoutHead, listBranches, nameBranch } from "@openprogram/session-context/store";
 import { afterEach, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "./entries.js";
 import { hasPython, readBranchesWithPython } from "./python-sessions.js";

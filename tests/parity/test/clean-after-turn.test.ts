@@ -5,7 +5,7 @@
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { runCli } from "@openprogram/cli/testing";
-import { doctorSessions } from "@openprogram/session-context";
+import { doctorSessions } from "@openprogram/session-context/store";
 import { afterEach, describe, expect, it } from "vitest";
 import { createWorkspace, ENTRIES, runStep, type Step, type Workspace } from "./entries.js";
 

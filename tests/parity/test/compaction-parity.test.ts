@@ -7,14 +7,9 @@ import { join } from "node:path";
 import { runCli } from "@openprogram/cli/testing";
 import { createDispatcher } from "@openprogram/dispatcher";
 import { TestClient } from "@openprogram/dispatcher/testing";
-import {
-  chat,
-  compactSession,
-  SessionDB,
-  sessionContext,
-  SUMMARIZE_CONVERSATION_DOC,
-  type SessionNode,
-} from "@openprogram/session-context";
+import { chat, sessionContext, type SessionNode } from "@openprogram/session-context";
+import { compactSession, SUMMARIZE_CONVERSATION_DOC } from "@openprogram/session-context/compaction";
+import { SessionDB } from "@openprogram/session-context/store";
 import { removeTree, startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parityEnv, parityRuntime } from "./entries.js";

@@ -12,16 +12,16 @@ import { createDispatcher, type Dispatcher } from "@openprogram/dispatcher";
 import { TestClient } from "@openprogram/dispatcher/testing";
 import { runInChild } from "@openprogram/process-runner";
 import {
-  createRuntime,
-  createScriptedAsker,
   isAgenticFunction,
   serializeError,
-  SessionDB,
   sessionContext,
   type AgenticFunction,
   type Runtime,
   type SessionNode,
 } from "@openprogram/session-context";
+import { createScriptedAsker } from "@openprogram/session-context/host";
+import { createRuntime } from "@openprogram/session-context/runtime";
+import { SessionDB } from "@openprogram/session-context/store";
 import {
   removeTree,
   startFakeOpenAIServer,

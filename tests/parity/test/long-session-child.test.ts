@@ -11,12 +11,11 @@ import { runInChild } from "@openprogram/process-runner";
 import {
   chat,
   isAgenticFunction,
-  listBranches,
-  SessionDB,
   sessionContext,
   type AgenticFunction,
   type SessionNode,
 } from "@openprogram/session-context";
+import { listBranches, SessionDB } from "@openprogram/session-context/store";
 import { removeTree, startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parityEnv, parityRuntime } from "./entries.js";

@@ -3,7 +3,8 @@
 // turn, under the calling node, with nothing passed but contextCarrierEnv().
 import { fileURLToPath } from "node:url";
 import { CLI_BIN } from "@openprogram/cli/testing";
-import { sessionContext, traceparentFor } from "@openprogram/session-context";
+import { sessionContext } from "@openprogram/session-context";
+import { traceparentFor } from "@openprogram/session-context/relay";
 import { afterEach, describe, expect, it } from "vitest";
 import { createWorkspace, type Workspace } from "./entries.js";
 

@@ -6,7 +6,7 @@ import { cpSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SUMMARIZE_CONVERSATION_DOC } from "@openprogram/session-context";
+import { SUMMARIZE_CONVERSATION_DOC } from "@openprogram/session-context/compaction";
 import { removeTree, type FakeReplyHandler } from "@openprogram/session-context/testing";
 
 /** Sessions Python OpenProgram wrote, compacted_shared and branched_shared among them: a tar.gz of `sessions/`. */

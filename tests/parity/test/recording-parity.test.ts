@@ -9,13 +9,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runInChild } from "@openprogram/process-runner";
-import {
-  createScriptedAsker,
-  ModelRuntime,
-  ReplayProvider,
-  SessionDB,
-  sessionContext,
-} from "@openprogram/session-context";
+import { sessionContext } from "@openprogram/session-context";
+import { createScriptedAsker } from "@openprogram/session-context/host";
+import { ReplayProvider } from "@openprogram/session-context/recordings";
+import { ModelRuntime } from "@openprogram/session-context/runtime";
+import { SessionDB } from "@openprogram/session-context/store";
 import { removeTree } from "@openprogram/session-context/testing";
 import { dagShape, type NodeShape } from "./dag-shape.js";
 import {

@@ -9,16 +9,10 @@
 import { createDispatcher } from "@openprogram/dispatcher";
 import { TestClient } from "@openprogram/dispatcher/testing";
 import { runInChild } from "@openprogram/process-runner";
-import {
-  createScriptedAsker,
-  isAgenticFunction,
-  moduleProgramRef,
-  resumeTurn,
-  SessionDB,
-  sessionContext,
-  TurnSuspendedError,
-  type Asker,
-} from "@openprogram/session-context";
+import { isAgenticFunction, sessionContext, TurnSuspendedError, type Asker } from "@openprogram/session-context";
+import { createScriptedAsker } from "@openprogram/session-context/host";
+import { SessionDB } from "@openprogram/session-context/store";
+import { moduleProgramRef, resumeTurn } from "@openprogram/session-context/turns";
 import type { FakeReplyHandler } from "@openprogram/session-context/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { dagShape, type NodeShape } from "./dag-shape.js";

@@ -6,7 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { doctorSessions, SessionDB } from "@openprogram/session-context";
+import { doctorSessions, SessionDB } from "@openprogram/session-context/store";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   assertConsistentAfterKill,

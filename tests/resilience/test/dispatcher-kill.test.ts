@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runCli, startServe, stopCliProcesses, type ServeProcess } from "@openprogram/cli/testing";
 import { TestClient } from "@openprogram/dispatcher/testing";
-import { doctorSessions, SessionDB, sessionContext } from "@openprogram/session-context";
+import { sessionContext } from "@openprogram/session-context";
+import { doctorSessions, SessionDB } from "@openprogram/session-context/store";
 import { removeTree } from "@openprogram/session-context/testing";
 import { afterAll, describe, expect, it } from "vitest";
 

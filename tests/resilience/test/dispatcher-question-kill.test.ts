@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { runCli, startServe, stopCliProcesses } from "@openprogram/cli/testing";
 import type { ServerFrame } from "@openprogram/dispatcher";
 import { TestClient } from "@openprogram/dispatcher/testing";
-import { doctorSessions, SessionDB } from "@openprogram/session-context";
+import { doctorSessions, SessionDB } from "@openprogram/session-context/store";
 import { removeTree, startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 

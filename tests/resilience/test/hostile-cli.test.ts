@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SessionDB } from "@openprogram/session-context";
+import { SessionDB } from "@openprogram/session-context/store";
 import { afterAll, describe, expect, it } from "vitest";
 import { CLI_BIN, PROGRAMS } from "./helpers/hostile.js";
 

@@ -8,7 +8,8 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDispatcher, type Dispatcher, type DispatcherOptions, type LogEntry } from "@openprogram/dispatcher";
-import { isValidSessionId, SessionDB, type AgenticFunction } from "@openprogram/session-context";
+import type { AgenticFunction } from "@openprogram/session-context";
+import { isValidSessionId, SessionDB } from "@openprogram/session-context/store";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import {
   eventually,

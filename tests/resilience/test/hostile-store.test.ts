@@ -21,7 +21,8 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createDispatcher, type ServedProgram } from "@openprogram/dispatcher";
-import { isAgenticFunction, SessionDB } from "@openprogram/session-context";
+import { isAgenticFunction } from "@openprogram/session-context";
+import { SessionDB } from "@openprogram/session-context/store";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 

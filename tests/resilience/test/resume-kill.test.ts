@@ -10,7 +10,8 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runCli, type CliResult } from "@openprogram/cli/testing";
-import { SessionDB, type SessionNode } from "@openprogram/session-context";
+import type { SessionNode } from "@openprogram/session-context";
+import { SessionDB } from "@openprogram/session-context/store";
 import {
   readFileTree,
   startFakeOpenAIServer,

@@ -1,4 +1,5 @@
-import { answerQuestion, describeTurn, NoPendingQuestionError, type ResumableTurn } from "@openprogram/session-context";
+import { NoPendingQuestionError } from "@openprogram/session-context";
+import { answerQuestion, describeTurn, type ResumableTurn } from "@openprogram/session-context/turns";
 import type { CommandContext } from "../command-context.js";
 import { EXIT_CODES } from "../exit-codes.js";
 import { sessionLine, writeJson, writeLine } from "../output.js";

@@ -1,12 +1,7 @@
 import { createInterface } from "node:readline";
-import {
-  chat,
-  InvalidInputError,
-  requireRuntime,
-  titleFromMessage,
-  type Runtime,
-  type Tool,
-} from "@openprogram/session-context";
+import { chat, InvalidInputError, type Runtime, type Tool } from "@openprogram/session-context";
+import { requireRuntime } from "@openprogram/session-context/runtime";
+import { titleFromMessage } from "@openprogram/session-context/store";
 import { budgetsOption, type BudgetFlags } from "../budget-flags.js";
 import { chatAsker } from "../chat-asker.js";
 import { loadMcp, type McpModule } from "../contracts.js";

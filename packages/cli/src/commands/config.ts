@@ -1,10 +1,10 @@
+import { clipLine } from "@openprogram/session-context/messages";
 import {
-  clipLine,
-  resolvePriceTable,
   resolveRuntimeConfig,
   type ResolvedRuntimeConfig,
   type RuntimeConfig,
-} from "@openprogram/session-context";
+} from "@openprogram/session-context/runtime";
+import { resolvePriceTable } from "@openprogram/session-context/usage";
 import type { CommandContext } from "../command-context.js";
 import { EXIT_CODES } from "../exit-codes.js";
 import { summarizeError, writeJson, writeLine, writeText } from "../output.js";

@@ -1,4 +1,6 @@
-import { InvalidInputError, moduleProgramRef, resolveRuntime } from "@openprogram/session-context";
+import { InvalidInputError } from "@openprogram/session-context";
+import { resolveRuntime } from "@openprogram/session-context/runtime";
+import { moduleProgramRef } from "@openprogram/session-context/turns";
 import type { CommandContext } from "../command-context.js";
 import { loadMcp } from "../contracts.js";
 import { EXIT_CODES } from "../exit-codes.js";

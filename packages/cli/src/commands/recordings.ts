@@ -1,15 +1,15 @@
 import { rmSync, statSync } from "node:fs";
 import { relative, resolve } from "node:path";
+import { InvalidInputError } from "@openprogram/session-context";
+import { clipLine } from "@openprogram/session-context/messages";
 import {
-  clipLine,
   findRecordings,
-  InvalidInputError,
   readRecording,
   unreferencedRecordings,
   type FoundRecording,
   type RecordedCall,
   type Recording,
-} from "@openprogram/session-context";
+} from "@openprogram/session-context/recordings";
 import type { CommandContext } from "../command-context.js";
 import { EXIT_CODES } from "../exit-codes.js";
 import { formatTimestamp, writeJson, writeLine, writeText } from "../output.js";

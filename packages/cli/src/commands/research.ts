@@ -2,18 +2,20 @@ import { budgetsOption, type BudgetFlags } from "../budget-flags.js";
 import { join, resolve } from "node:path";
 import {
   AnswerRequiredError,
-  describeTurn,
   hasErrorCode,
   InvalidInputError,
-  openStore,
-  prepareResume,
-  requireRuntime,
-  RESEARCH_PROGRAM_REF,
-  resumeTurn,
   type Asker,
-  type PreparedResume,
   type Runtime,
 } from "@openprogram/session-context";
+import { requireRuntime } from "@openprogram/session-context/runtime";
+import { openStore } from "@openprogram/session-context/store";
+import {
+  describeTurn,
+  prepareResume,
+  RESEARCH_PROGRAM_REF,
+  resumeTurn,
+  type PreparedResume,
+} from "@openprogram/session-context/turns";
 import { chooseAsker } from "../asker.js";
 import { interruptOnSignals } from "../cancellation.js";
 import type { CommandContext } from "../command-context.js";

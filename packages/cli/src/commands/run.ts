@@ -1,16 +1,14 @@
 import {
-  moduleProgramRef,
-  PROJECT_CONFIG_FILE,
   ProviderConfigError,
-  resolveRuntime,
-  resolveRuntimeConfig,
-  titleFromProgram,
-  validateAgenticInput,
   type Asker,
   type Runtime,
   type SessionEvent,
   type SessionHandle,
 } from "@openprogram/session-context";
+import { validateAgenticInput } from "@openprogram/session-context/host";
+import { PROJECT_CONFIG_FILE, resolveRuntime, resolveRuntimeConfig } from "@openprogram/session-context/runtime";
+import { titleFromProgram } from "@openprogram/session-context/store";
+import { moduleProgramRef } from "@openprogram/session-context/turns";
 import { dirname, join, relative } from "node:path";
 import { budgetsOption, type BudgetFlags } from "../budget-flags.js";
 import { chooseAsker } from "../asker.js";

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { ServedProgram, ServeFlags, ServeOptions } from "@openprogram/dispatcher";
-import { InvalidInputError, moduleProgramRef } from "@openprogram/session-context";
+import { InvalidInputError } from "@openprogram/session-context";
+import { moduleProgramRef } from "@openprogram/session-context/turns";
 import type { CommandContext, CommandResult } from "../command-context.js";
 import type { CliIo } from "../io.js";
 import { loadDispatcher, loadMcp, loadProcessRunner, loadResearch } from "../contracts.js";

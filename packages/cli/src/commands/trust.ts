@@ -1,12 +1,12 @@
 import { resolve } from "node:path";
+import { InvalidInputError } from "@openprogram/session-context";
 import {
-  InvalidInputError,
   listTrustedProjects,
   PROJECT_CONFIG_FILE,
   revokeProjectTrust,
   searchProjectConfig,
   trustProject,
-} from "@openprogram/session-context";
+} from "@openprogram/session-context/runtime";
 import type { CommandContext } from "../command-context.js";
 import { EXIT_CODES } from "../exit-codes.js";
 import { writeJson, writeLine, writeText } from "../output.js";

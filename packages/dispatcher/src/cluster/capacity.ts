@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { CapacityAnswer, CapacityLimit, CapacityStore } from "@openprogram/session-context";
+import type { CapacityAnswer, CapacityLimit, CapacityStore } from "@openprogram/session-context/budgets";
 import { DatabaseUnavailableError } from "../errors.js";
 import { query, redactUrl } from "./pool.js";
 import { LeasedRows } from "./renewal.js";

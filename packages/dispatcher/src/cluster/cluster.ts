@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import { addOtherHostLiveness } from "@openprogram/session-context";
+import { addOtherHostLiveness } from "@openprogram/session-context/store";
 import type pg from "pg";
 import { DatabaseUnavailableError } from "../errors.js";
 import type { EventLogger } from "../logging.js";

@@ -2,15 +2,9 @@
 // replicas' ledgers (each its own pool and owner) on one database: 30 concurrent turns on one program whose daily
 // budget allows exactly 10 calls see exactly 10 reach the provider; a session budget spent on one replica holds on
 // another; a replica that dies holding a reservation gives it back within its lease time, a live one does not.
-import {
-  agenticFunction,
-  BudgetExceededError,
-  countChatTokens,
-  ModelRuntime,
-  sessionContext,
-  type ModelProvider,
-  type ModelRequest,
-} from "@openprogram/session-context";
+import { agenticFunction, BudgetExceededError, sessionContext } from "@openprogram/session-context";
+import { countChatTokens } from "@openprogram/session-context/compaction";
+import { ModelRuntime, type ModelProvider, type ModelRequest } from "@openprogram/session-context/runtime";
 import { createTempStore, waitFor, type TempStore } from "@openprogram/session-context/testing";
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";

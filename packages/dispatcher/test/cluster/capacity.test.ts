@@ -9,7 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { agenticFunction, createRuntime } from "@openprogram/session-context";
+import { agenticFunction } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
 import {
   removeTree,
   startFakeOpenAIServer,

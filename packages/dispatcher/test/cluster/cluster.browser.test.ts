@@ -4,7 +4,8 @@
 import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { agenticFunction, askUser, openStore } from "@openprogram/session-context";
+import { agenticFunction, askUser } from "@openprogram/session-context";
+import { openStore } from "@openprogram/session-context/store";
 import { removeTree } from "@openprogram/session-context/testing";
 import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

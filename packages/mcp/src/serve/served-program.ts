@@ -1,9 +1,5 @@
-import {
-  InvalidInputError,
-  validateAgenticInput,
-  type AgenticFunction,
-  type JsonSchemaObject,
-} from "@openprogram/session-context";
+import { InvalidInputError, type AgenticFunction, type JsonSchemaObject } from "@openprogram/session-context";
+import { validateAgenticInput } from "@openprogram/session-context/host";
 
 /** One agentic function to serve, and how a resumed turn finds it again (see `moduleProgramRef`). */
 export interface ServedFunction {

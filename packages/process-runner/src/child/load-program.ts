@@ -1,4 +1,5 @@
-import { NotAgenticFunctionError, resolveAgenticExport, type AgenticFunction } from "@openprogram/session-context";
+import { NotAgenticFunctionError, type AgenticFunction } from "@openprogram/session-context";
+import { resolveAgenticExport } from "@openprogram/session-context/host";
 import type { LoadFailure } from "../protocol.js";
 
 /** The program and the export it came from, or why it cannot run. */

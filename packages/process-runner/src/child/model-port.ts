@@ -1,9 +1,6 @@
-import {
-  CancelledError,
-  errorFromRecorded,
-  type ModelCallPort,
-  type ModelResponse,
-} from "@openprogram/session-context";
+import { CancelledError } from "@openprogram/session-context";
+import { errorFromRecorded, type ModelCallPort } from "@openprogram/session-context/relay";
+import type { ModelResponse } from "@openprogram/session-context/runtime";
 import type { ChildMessage, ModelBodyMessage, ModelEndMessage, ModelTextMessage } from "../protocol.js";
 
 interface OpenCall {

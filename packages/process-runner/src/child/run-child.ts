@@ -1,14 +1,8 @@
-import {
-  ModelRuntime,
-  openStore,
-  RelayedProvider,
-  readContextCarrier,
-  serializeError,
-  sessionContext,
-  startTraceExport,
-  TurnSuspendedError,
-  type TraceExport,
-} from "@openprogram/session-context";
+import { serializeError, sessionContext, TurnSuspendedError } from "@openprogram/session-context";
+import { RelayedProvider, readContextCarrier } from "@openprogram/session-context/relay";
+import { ModelRuntime } from "@openprogram/session-context/runtime";
+import { openStore } from "@openprogram/session-context/store";
+import { startTraceExport, type TraceExport } from "@openprogram/session-context/telemetry";
 import type { ParentChannel } from "./parent-channel.js";
 import { loadProgram } from "./load-program.js";
 import { createRelayAsker } from "./relay-asker.js";

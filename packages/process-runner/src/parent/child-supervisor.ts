@@ -1,16 +1,18 @@
 import { fork, type ChildProcess } from "node:child_process";
 import {
-  beginCurrentTurn,
-  contextCarrierEnv,
   currentAsker,
   currentRuntime,
   currentSession,
   currentSignal,
   isSuspension,
-  recordAbandonedNodes,
-  relaySessionEvent,
   type SessionNode,
 } from "@openprogram/session-context";
+import {
+  beginCurrentTurn,
+  contextCarrierEnv,
+  recordAbandonedNodes,
+  relaySessionEvent,
+} from "@openprogram/session-context/relay";
 import type { ChildExit } from "../errors.js";
 import { isChildMessage, tag, type ChildMessage, type ParentMessage } from "../protocol.js";
 import { childEntryPath } from "./child-entry-path.js";

@@ -1,4 +1,6 @@
-import { assertNestingDepth, describeValue, InvalidInputError } from "@openprogram/session-context";
+import { InvalidInputError } from "@openprogram/session-context";
+import { assertNestingDepth } from "@openprogram/session-context/host";
+import { describeValue } from "@openprogram/session-context/messages";
 
 /**
  * Throws InvalidInputError, naming the offending path, unless `input` is

@@ -1,12 +1,7 @@
-import {
-  CancelledError,
-  holdsRecording,
-  ModelRuntime,
-  recordedError,
-  type ModelProvider,
-  type ModelResponse,
-  type Runtime,
-} from "@openprogram/session-context";
+import { CancelledError, type Runtime } from "@openprogram/session-context";
+import { recordedError } from "@openprogram/session-context/recordings";
+import { holdsRecording } from "@openprogram/session-context/relay";
+import { ModelRuntime, type ModelProvider, type ModelResponse } from "@openprogram/session-context/runtime";
 import type { ModelCallMessage, ModelRelayStart, ParentMessage } from "../protocol.js";
 
 /** The variables that name a recording: a child never opens the parent's recording itself. */

@@ -1,6 +1,7 @@
 // The parent process of the orphan test: runs the stubborn program in a child, prints the pids once the
 // grandchild runs, then waits to be killed. Usage: parent-that-dies.ts <sessions root> <program>
-import { agenticFunction, openStore, sessionContext } from "@openprogram/session-context";
+import { agenticFunction, sessionContext } from "@openprogram/session-context";
+import { openStore } from "@openprogram/session-context/store";
 import { runInChild } from "../../src/index.js";
 
 const [root, program] = process.argv.slice(2) as [string, string];

@@ -3,7 +3,8 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createRuntime, type Runtime } from "@openprogram/session-context";
+import type { Runtime } from "@openprogram/session-context";
+import { createRuntime } from "@openprogram/session-context/runtime";
 import {
   createTempStore,
   removeTree,

@@ -1,5 +1,6 @@
 // Reading a session back through the core's public session-management API.
-import { describeSession, type SessionDB, type SessionNode } from "@openprogram/session-context";
+import type { SessionDB, SessionNode } from "@openprogram/session-context";
+import { describeSession } from "@openprogram/session-context/store";
 
 /** The session's nodes, in seq order. */
 export async function nodesOf(db: SessionDB, sessionId: string): Promise<SessionNode[]> {

@@ -1,5 +1,5 @@
 // Child process for the store's cross-process test: appends N nodes to one session.
-import { SessionDB } from "../../src/index.js";
+import { SessionDB } from "../../src/entries/store.js";
 
 const [root, sessionId, countText, label] = process.argv.slice(2) as [string, string, string, string];
 const db = new SessionDB({ root });

@@ -1,6 +1,8 @@
 // A child process that runs the describe-image program (an exec with an image and
 // a schema) as one turn of a session; the test kills it with SIGKILL mid-turn.
-import { createRuntime, moduleProgramRef, sessionContext } from "../../src/index.js";
+import { sessionContext } from "../../src/index.js";
+import { createRuntime } from "../../src/entries/runtime.js";
+import { moduleProgramRef } from "../../src/entries/turns.js";
 import { describeImage } from "../programs/describe-image.mjs";
 
 const [sessionId, path] = process.argv.slice(2) as [string, string];

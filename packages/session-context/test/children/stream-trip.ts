@@ -2,7 +2,9 @@
 // OpenAI-compatible server at TEST_OPENAI_BASE_URL, answering its question "comfort". The
 // streaming crash test kills it with SIGKILL while a reply streams.
 import { fileURLToPath } from "node:url";
-import { createRuntime, moduleProgramRef, sessionContext } from "../../src/index.js";
+import { sessionContext } from "../../src/index.js";
+import { createRuntime } from "../../src/entries/runtime.js";
+import { moduleProgramRef } from "../../src/entries/turns.js";
 import { createScriptedAsker } from "../../src/testing/index.js";
 import { planTrip } from "../programs/trip.mjs";
 

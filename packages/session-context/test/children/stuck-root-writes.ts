@@ -19,7 +19,7 @@ fsp.rename = async (from: Parameters<typeof realRename>[0], to: Parameters<typeo
 // The store imports `rename` from node:fs/promises by name: this makes those bindings see the change.
 syncBuiltinESMExports();
 
-const { SessionDB } = await import("../../src/index.js");
+const { SessionDB } = await import("../../src/entries/store.js");
 const { writeUsageCache } = await import("../../src/store/usage-cache.js");
 const db = new SessionDB({ root });
 await db.createSession({ id: "s", title: "before the kill" });

@@ -4,7 +4,10 @@
 // recorded, before the next model request), or $OPENPROGRAM_TEST_DIE_ASKING=1
 // (while the approval question waits). Otherwise approvals are answered yes. With $OPENPROGRAM_TEST_AT_ONCE=1 it
 // runs planDayAtOnce (two tool calls in one reply, run concurrently).
-import { createRuntime, createScriptedAsker, moduleProgramRef, sessionContext, type Asker } from "../../src/index.js";
+import { sessionContext, type Asker } from "../../src/index.js";
+import { createScriptedAsker } from "../../src/entries/host.js";
+import { createRuntime } from "../../src/entries/runtime.js";
+import { moduleProgramRef } from "../../src/entries/turns.js";
 import { planDay, planDayAtOnce } from "../programs/tool-day.mjs";
 
 const [sessionId, city] = process.argv.slice(2) as [string, string];

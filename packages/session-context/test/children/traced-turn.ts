@@ -2,14 +2,10 @@
 // turn and hands `summarise` to a copy of itself; run with the carrier it is that child and joins the turn.
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import {
-  agenticFunction,
-  contextCarrierEnv,
-  createRuntime,
-  readContextCarrier,
-  sessionContext,
-  startTraceExport,
-} from "../../src/index.js";
+import { agenticFunction, sessionContext } from "../../src/index.js";
+import { contextCarrierEnv, readContextCarrier } from "../../src/entries/relay.js";
+import { createRuntime } from "../../src/entries/runtime.js";
+import { startTraceExport } from "../../src/entries/telemetry.js";
 
 const exported = await startTraceExport();
 const runtime = createRuntime({

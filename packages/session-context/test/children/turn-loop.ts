@@ -1,6 +1,6 @@
 // Child process for the commit kill test: runs 4-node turns in one session until it is killed, printing each
 // acknowledged node id (a node is acknowledged once appendNode resolved).
-import { SessionDB } from "../../src/index.js";
+import { SessionDB } from "../../src/entries/store.js";
 
 const [root, sessionId] = process.argv.slice(2) as [string, string];
 const db = new SessionDB({ root });

@@ -1,6 +1,6 @@
 // Child process for the registry tests: creates a session, runs turns, and is killed with SIGKILL at a chosen point:
 // "after-end" (a turn ended, its registry change still queued), "mid-turn" (a running node on disk, status queued).
-import { SessionDB } from "../../src/index.js";
+import { SessionDB } from "../../src/entries/store.js";
 
 const [root, sessionId, point] = process.argv.slice(2) as [string, string, string];
 const db = new SessionDB({ root });

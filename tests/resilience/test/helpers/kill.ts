@@ -5,7 +5,8 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { collect, spawnCli, stopCliProcesses, type CliResult } from "@openprogram/cli/testing";
-import { SessionDB, sessionContext } from "@openprogram/session-context";
+import { sessionContext } from "@openprogram/session-context";
+import { SessionDB } from "@openprogram/session-context/store";
 import { removeTree } from "@openprogram/session-context/testing";
 import { expect } from "vitest";
 

@@ -1,12 +1,12 @@
+import { InvalidInputError } from "@openprogram/session-context";
+import { clipLine } from "@openprogram/session-context/messages";
 import {
   branchTipRecord,
-  clipLine,
-  InvalidInputError,
   listBranches,
   nameBranch,
   openStore,
   type BranchTip,
-} from "@openprogram/session-context";
+} from "@openprogram/session-context/store";
 import type { CommandContext } from "../../command-context.js";
 import { EXIT_CODES } from "../../exit-codes.js";
 import { formatTimestamp, writeJson, writeLine, writeText } from "../../output.js";

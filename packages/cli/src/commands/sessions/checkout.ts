@@ -1,4 +1,4 @@
-import { checkoutHead } from "@openprogram/session-context";
+import { checkoutHead } from "@openprogram/session-context/store";
 import type { CommandContext } from "../../command-context.js";
 import { EXIT_CODES } from "../../exit-codes.js";
 import { writeJson, writeLine } from "../../output.js";

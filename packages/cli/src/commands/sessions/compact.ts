@@ -1,4 +1,5 @@
-import { compactSession, requireRuntime, type CompactionResult } from "@openprogram/session-context";
+import { compactSession, type CompactionResult } from "@openprogram/session-context/compaction";
+import { requireRuntime } from "@openprogram/session-context/runtime";
 import type { CommandContext } from "../../command-context.js";
 import { createCompactionLines } from "../../compaction-lines.js";
 import { EXIT_CODES } from "../../exit-codes.js";

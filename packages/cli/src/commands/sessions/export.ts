@@ -1,4 +1,4 @@
-import { exportSession, type ExportFormat } from "@openprogram/session-context";
+import { exportSession, type ExportFormat } from "@openprogram/session-context/store";
 import type { CommandContext } from "../../command-context.js";
 import { EXIT_CODES } from "../../exit-codes.js";
 import { writeText } from "../../output.js";

@@ -1,4 +1,4 @@
-import { gcSessions, type GcReport } from "@openprogram/session-context";
+import { gcSessions, type GcReport } from "@openprogram/session-context/store";
 import type { CommandContext } from "../../command-context.js";
 import { EXIT_CODES } from "../../exit-codes.js";
 import { writeJson, writeLine } from "../../output.js";

@@ -1,4 +1,4 @@
-import { openStore, type GitLogEntry } from "@openprogram/session-context";
+import { openStore, type GitLogEntry } from "@openprogram/session-context/store";
 import type { CommandContext } from "../../command-context.js";
 import { EXIT_CODES } from "../../exit-codes.js";
 import { writeJson, writeLine, writeText } from "../../output.js";

@@ -1,4 +1,5 @@
-import { clipLine, pruneSessions, type PruneEntry, type PruneReport } from "@openprogram/session-context";
+import { clipLine } from "@openprogram/session-context/messages";
+import { pruneSessions, type PruneEntry, type PruneReport } from "@openprogram/session-context/store";
 import type { CommandContext } from "../../command-context.js";
 import { EXIT_CODES } from "../../exit-codes.js";
 import { formatTimestamp, writeJson, writeLine, writeText } from "../../output.js";

@@ -1,5 +1,6 @@
 import { createInterface } from "node:readline";
-import { describeSession, InvalidInputError, openStore } from "@openprogram/session-context";
+import { InvalidInputError } from "@openprogram/session-context";
+import { describeSession, openStore } from "@openprogram/session-context/store";
 import type { CommandContext } from "../../command-context.js";
 import { EXIT_CODES } from "../../exit-codes.js";
 import { isTerminal, type CliIo } from "../../io.js";

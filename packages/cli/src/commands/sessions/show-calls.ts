@@ -1,4 +1,5 @@
-import type { ChatMessage, RecordedModelCall, RecordedToolCall } from "@openprogram/session-context";
+import type { ChatMessage } from "@openprogram/session-context/runtime";
+import type { RecordedModelCall, RecordedToolCall } from "@openprogram/session-context/store";
 import { formatDuration } from "../../output.js";
 
 /** `sessions show <id> --calls`: every model request, what was sent and what came back. */

@@ -1,16 +1,15 @@
+import type { SessionNode } from "@openprogram/session-context";
 import {
   describeModelCalls,
   describeSession,
-  describeSessionUsage,
   failureLines,
   latestFailure,
   nodeFailure,
   nodeStatus,
   type RecordedModelCall,
   type SessionDetail,
-  type SessionNode,
-  type SessionUsage,
-} from "@openprogram/session-context";
+} from "@openprogram/session-context/store";
+import { describeSessionUsage, type SessionUsage } from "@openprogram/session-context/usage";
 import type { CommandContext } from "../../command-context.js";
 import { EXIT_CODES } from "../../exit-codes.js";
 import { formatTimestamp, writeJson, writeLine } from "../../output.js";

@@ -1,13 +1,13 @@
+import type { SessionNode } from "@openprogram/session-context";
+import { clipLine } from "@openprogram/session-context/messages";
 import {
-  clipLine,
   failureLines,
   nodeFailure,
   nodeStatus,
   type NodeFailure,
   sessionCallTree,
   type CallTreeNode,
-  type SessionNode,
-} from "@openprogram/session-context";
+} from "@openprogram/session-context/store";
 import type { CommandContext } from "../../command-context.js";
 import { EXIT_CODES } from "../../exit-codes.js";
 import { formatDuration, textOf, writeJson, writeLine } from "../../output.js";

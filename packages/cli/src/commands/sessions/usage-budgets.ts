@@ -1,10 +1,6 @@
-import {
-  resolveBudgetConfig,
-  usageAcrossStore,
-  wallTimeAcrossStore,
-  type BudgetLimit,
-  type UsageRow,
-} from "@openprogram/session-context";
+import type { BudgetLimit } from "@openprogram/session-context";
+import { resolveBudgetConfig } from "@openprogram/session-context/budgets";
+import { usageAcrossStore, wallTimeAcrossStore, type UsageRow } from "@openprogram/session-context/usage";
 
 /** One configured budget beside what was spent against it. */
 export interface BudgetStanding {

@@ -1,4 +1,4 @@
-import type { PricedUsage } from "@openprogram/session-context";
+import type { PricedUsage } from "@openprogram/session-context/usage";
 
 /** Column titles of a usage table, after the row's own. */
 export const USAGE_COLUMNS = ["CALLS", "INPUT", "CACHED", "OUTPUT", "COST (USD)"] as const;

@@ -1,4 +1,4 @@
-import { usageAcrossStore, type StoreUsage, type UsageGrouping } from "@openprogram/session-context";
+import { usageAcrossStore, type StoreUsage, type UsageGrouping } from "@openprogram/session-context/usage";
 import type { CommandContext } from "../../command-context.js";
 import { EXIT_CODES } from "../../exit-codes.js";
 import { writeJson, writeLine, writeText } from "../../output.js";

@@ -2,8 +2,10 @@
 // list a session's branch tips, move its head, name a tip. Edit and resend is
 // the `chat` frame with `from`.
 import type { BranchTipRecord } from "@openprogram/session-context/store";
+import type { z } from "zod";
 import type * as schemas from "./client-frames.js";
 import type { FrameOf } from "./client-frames.js";
+import type * as frames from "./server-frames.js";
 
 /** Lists the session's branch tips; answered with `branches`. */
 export type ListBranchesFrame = FrameOf<typeof schemas.listBranchesFrame>;
@@ -19,21 +21,10 @@ export type BranchClientFrame = ListBranchesFrame | CheckoutFrame | NameBranchFr
 export type BranchInfo = BranchTipRecord;
 
 /** The session's branch tips, newest first, and its head (which may be a turn before a tip). */
-export interface BranchesFrame {
-  type: "branches";
-  session_id: string;
-  head_id: string | null;
-  branches: BranchInfo[];
-  client_msg_id?: string;
-}
+export type BranchesFrame = z.output<typeof frames.branchesFrame>;
 
 /** The session's head moved (to the client that asked and the session's subscribers). */
-export interface HeadMovedFrame {
-  type: "head_moved";
-  session_id: string;
-  head_id: string;
-  previous_head_id: string | null;
-}
+export type HeadMovedFrame = z.output<typeof frames.headMovedFrame>;
 
 /** The branch frames the server sends. */
 export type BranchServerFrame = BranchesFrame | HeadMovedFrame;

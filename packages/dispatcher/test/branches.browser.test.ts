@@ -2,28 +2,18 @@
 // session Python OpenProgram wrote (branched_shared): the page shows the head's
 // branch only (conversation and call tree), switches branches, edits a past
 // message onto a new branch (the edit surviving a redraw), and archives.
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createTempStore, scriptedRuntime } from "@openprogram/session-context/testing";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { launchChromium, screenshots, UI_WAIT } from "./browser-kit.js";
 import { closeAll, startDispatcher } from "./helpers.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"];
-const UI_WAIT = { timeout: 30_000 };
 const V2_FIXTURE = fileURLToPath(
   new URL("../../session-context/test/fixtures/python-openprogram-sessions-v2.tar.gz", import.meta.url),
 );
-
-/** Screenshots kept as test artifacts: beside the test reports (CI), else the repository's test-results/. */
-function artifactsDir(): string {
-  const root = process.env.OPENPROGRAM_TEST_REPORT_DIR ?? join(import.meta.dirname, "..", "..", "..", "test-results");
-  const dir = join(root, "screenshots");
-  mkdirSync(dir, { recursive: true });
-  return dir;
-}
 
 let browser: Browser | undefined;
 let page: Page | undefined;
@@ -37,13 +27,9 @@ afterEach(async () => {
 
 describe("branches on the web page, in Chromium", () => {
   it("shows the head's branch, switches branches, and edits a past message onto a new branch", async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(
-        `Chromium is not installed at ${CHROMIUM}; install it (apt-get install -y chromium) or set CHROMIUM_PATH.`,
-      );
     const store = createTempStore("openprogram-branches-browser-", { from: V2_FIXTURE });
     const served = await startDispatcher({ store, runtime: scriptedRuntime(["Marrakesh."]).runtime });
-    browser ??= await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser ??= await launchChromium();
     page = await browser.newPage();
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));
@@ -104,7 +90,7 @@ describe("branches on the web page, in Chromium", () => {
     expect(edited).toMatchObject({ predecessor: "ba0sha", metadata: { edit_of: "bu1sha" } });
     expect(meta().head_id).toBe(nodes.find((node) => node.output === "Marrakesh.")?.id);
     expect(nodes.filter((node) => node.output === "Oslo." || node.output === "Seville.")).toHaveLength(2);
-    await page.screenshot({ path: join(artifactsDir(), "branch-switcher-after-edit.png"), fullPage: true });
+    await page.screenshot({ path: join(screenshots(), "branch-switcher-after-edit.png"), fullPage: true });
 
     // Back to the named branch through the switcher.
     await switcher.selectOption({ label: "warmer still" });

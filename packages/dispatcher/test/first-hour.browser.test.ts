@@ -2,20 +2,16 @@
 // call tree, the conversation and under the session bar; no Continue for an error the program raised itself), no
 // branch appears that the user did not make (after a resume and after an answer), and the token form leaves the
 // chat box on the first screen at 1280 and at 375 pixels.
-import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { agenticFunction, askUser, type Runtime } from "@openprogram/session-context";
 import { createRuntime } from "@openprogram/session-context/runtime";
 import { listBranches } from "@openprogram/session-context/store";
 import { createTempStore, startFakeOpenAIServer, type FakeOpenAIServer } from "@openprogram/session-context/testing";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createDispatcher } from "../src/index.js";
+import { launchChromium, screenshots, UI_WAIT } from "./browser-kit.js";
 import { closeAll, onCleanup, startDispatcher, type TestDispatcher } from "./helpers.js";
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"];
-const UI_WAIT = { timeout: 30_000 };
 
 let browser: Browser | undefined;
 let served: TestDispatcher;
@@ -23,9 +19,7 @@ let page: Page;
 let pageErrors: string[];
 
 async function launched(): Promise<Browser> {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`Chromium is not installed at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH.`);
-  browser ??= await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  browser ??= await launchChromium();
   return browser;
 }
 
@@ -36,13 +30,6 @@ afterEach(async () => {
   await page?.close();
   await closeAll();
 });
-
-function screenshots(): string {
-  const root = process.env.OPENPROGRAM_TEST_REPORT_DIR ?? join(import.meta.dirname, "..", "..", "..", "test-results");
-  const dir = join(root, "screenshots");
-  mkdirSync(dir, { recursive: true });
-  return dir;
-}
 
 async function openPage(path = "/", viewport = { width: 1280, height: 800 }): Promise<Page> {
   page = await (await launched()).newPage({ viewport });

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,42 +10,22 @@ import {
   startFakeOpenAIServer,
   type FakeOpenAIServer,
 } from "@openprogram/session-context/testing";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createDispatcher, resolveServeConfig, serve, type LogEntry, type ServeProcess } from "../src/index.js";
+import { launchChromium, screenshots, UI_WAIT } from "./browser-kit.js";
 import { closeAll, onCleanup, serveInChild, startDispatcher, type TestDispatcher } from "./helpers.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--no-first-run",
-  "--disable-sync",
-];
-const UI_WAIT = { timeout: 30_000 };
 /** `serve()` from dist/ in a child process (the kill -9 test), and the token it is given. */
 const SERVE_CHILD = fileURLToPath(new URL("./fixtures/serve-child.mjs", import.meta.url));
 const KILL_TOKEN = "browser-kill-token-0123456789abcdef";
-/** Screenshots for a reviewer: test-results/ at the repository's root (ignored by git). */
-const ARTIFACTS = fileURLToPath(new URL("../../../test-results/dispatcher/", import.meta.url));
 
 /** What the page's scrolling panes offer (the tests run without the DOM's types). */
 interface Scrolled {
   scrollTop: number;
   scrollHeight: number;
   clientHeight: number;
-}
-
-/** Screenshots kept as test artifacts: beside the test reports (CI), else the repository's test-results/. */
-function artifactsDir(): string {
-  const root = process.env.OPENPROGRAM_TEST_REPORT_DIR ?? join(import.meta.dirname, "..", "..", "..", "test-results");
-  const dir = join(root, "screenshots");
-  mkdirSync(dir, { recursive: true });
-  return dir;
 }
 
 const pickColor = agenticFunction(
@@ -63,13 +43,7 @@ let pageErrors: string[];
 
 /** The browser, launched on first use; a missing Chromium fails the test that needs it (never a skip). */
 async function launched(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium is not installed at ${CHROMIUM}, and the web page must be tested in a real browser. ` +
-        "Install Debian's Chromium with `apt-get install -y chromium` (as root), or set CHROMIUM_PATH to a Chromium binary.",
-    );
-  }
-  browser ??= await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  browser ??= await launchChromium();
   return browser;
 }
 
@@ -211,8 +185,7 @@ describe("the web page in Chromium", () => {
     await reply.filter({ hasText: "line 40" }).waitFor(UI_WAIT);
     // Partial text before the reply completes.
     expect(await reply.textContent()).not.toContain("line 299");
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: join(ARTIFACTS, "streaming-partial-reply.png") });
+    await page.screenshot({ path: join(screenshots(), "streaming-partial-reply.png") });
 
     // Scrolled to the bottom, the pane follows the reply; scrolled up, it stays where the reader put it.
     const pane = page.locator("#messages");
@@ -436,7 +409,7 @@ describe("the run form from a program's input schema (issue 17 §2)", () => {
     await page.fill("#program-input", JSON.stringify({ town: "Lyon" }));
     await page.click("#run-submit");
     await page.locator("#run-error", { hasText: "plan_day: input.mood: Invalid option" }).waitFor(UI_WAIT);
-    await page.screenshot({ path: join(artifactsDir(), "run-form-from-schema.png") });
+    await page.screenshot({ path: join(screenshots(), "run-form-from-schema.png") });
     expect(pageErrors).toEqual([]);
   });
 });
@@ -468,7 +441,7 @@ describe("seeing what the model saw (issue 17 §3)", () => {
     expect(await usage.locator(".usage-turns li").allTextContents()).toEqual([
       expect.stringMatching(/^call pick_color: 1 call, 120 in \(0 cached\), 8 out, no cost \(no price: scripted\)$/),
     ]);
-    await page.screenshot({ path: join(artifactsDir(), "what-the-model-saw.png") });
+    await page.screenshot({ path: join(screenshots(), "what-the-model-saw.png") });
     // A later turn rebuilds the tree: the open request stays open and filled.
     await page.fill("#chat-input", "One more thing");
     await page.click("#chat-send");
@@ -504,7 +477,7 @@ describe("compaction on the page (issue 16)", () => {
     await block.locator("summary").click();
     expect(await block.locator("ol.covered > li").count()).toBe(6);
     expect(await block.locator("ol.covered > li").first().textContent()).toContain("Draft notes for chapter one");
-    await page.screenshot({ path: join(artifactsDir(), "compaction-summary-block.png") });
+    await page.screenshot({ path: join(screenshots(), "compaction-summary-block.png") });
 
     await page.locator("#compact-session").click();
     await page.locator("#session-note", { hasText: "stands for 8 earlier nodes" }).waitFor(UI_WAIT);
@@ -551,7 +524,7 @@ describe("a web page that tells the truth (issue 17 §6)", () => {
     expect(await page.textContent("#connection")).toBe("disconnected, reconnecting…");
     // Nothing can be answered meanwhile: the dialog waits for the dispatcher to ask again.
     expect(await dialog.getAttribute("open")).toBeNull();
-    await page.screenshot({ path: join(artifactsDir(), "reconnecting.png") });
+    await page.screenshot({ path: join(screenshots(), "reconnecting.png") });
 
     // Started again on the same port and home: the page finds it by itself, with the token it kept.
     await serveInChild(SERVE_CHILD, { ...env, OPENPROGRAM_PORT: wsUrl.port }, home);
@@ -639,7 +612,7 @@ describe("a web page that tells the truth (issue 17 §6)", () => {
     expect(await rendered.textContent()).toContain('<img src="x" onerror="window.__pwned = 1">');
     expect(await rendered.textContent()).toContain("click me (javascript:window.__pwned=3)");
     expect(await page.evaluate(() => (globalThis as { __pwned?: unknown }).__pwned)).toBeUndefined();
-    await page.screenshot({ path: join(artifactsDir(), "markdown-reply.png") });
+    await page.screenshot({ path: join(screenshots(), "markdown-reply.png") });
 
     for (const [text, answer] of [
       ["And Tuesday?", "Second answer"],
@@ -674,7 +647,7 @@ describe("a web page that tells the truth (issue 17 §6)", () => {
     const after = await boxOf(form);
     expect(Math.abs(after.bottom - before.bottom)).toBeLessThan(2);
     expect(pane.bottom - after.bottom).toBeLessThan(20);
-    await page.screenshot({ path: join(artifactsDir(), "results-once-chat-at-bottom.png") });
+    await page.screenshot({ path: join(screenshots(), "results-once-chat-at-bottom.png") });
 
     await page.click("#new-session");
     await page.fill("#chat-input", "Groceries for Sunday");
@@ -713,12 +686,12 @@ describe("a web page that tells the truth (issue 17 §6)", () => {
     expect(conversation.top).toBeLessThan(120);
     // The chat box is on the first screen.
     expect((await boxOf(page.locator("#chat-form"))).bottom).toBeLessThanOrEqual(740);
-    await page.screenshot({ path: join(artifactsDir(), "narrow-conversation.png") });
+    await page.screenshot({ path: join(screenshots(), "narrow-conversation.png") });
 
     await page.click("#show-sessions");
     await page.locator("#session-list li", { hasText: "Hi there" }).waitFor({ state: "visible", ...UI_WAIT });
     expect(await page.getAttribute("#show-sessions", "aria-expanded")).toBe("true");
-    await page.screenshot({ path: join(artifactsDir(), "narrow-session-list.png") });
+    await page.screenshot({ path: join(screenshots(), "narrow-session-list.png") });
     await page.locator("#session-list li", { hasText: "Hi there" }).click();
     await page.locator("#session-list").waitFor({ state: "hidden", ...UI_WAIT });
     expect(await page.textContent("#session-id")).toBe(id);

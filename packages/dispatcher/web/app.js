@@ -1,6 +1,8 @@
+// @ts-check
 // The OpenProgram web page: a plain ES module, no build step. It speaks the
 // dispatcher's WebSocket protocol (see the package README) and builds every
 // element with textContent, so nothing a session contains can inject markup.
+// Type-checked against the protocol's types (tsconfig.web.json).
 import { keepConnected } from "./connection.js";
 import { formatValue } from "./format-value.js";
 import { formFits, readFields, renderFields } from "./input-form.js";
@@ -13,35 +15,117 @@ import { isToolNode, toolBlock } from "./tool-nodes.js";
 import { createBranchView } from "./branches.js";
 import { addCompactButton, compactionNote, foldSummary, summaryIdOf } from "./summary-block.js";
 
-const $ = (id) => document.getElementById(id);
+/**
+ * @typedef {import("../src/protocol.js").ServerFrame} ServerFrame
+ * @typedef {import("../src/protocol.js").ClientFrame} ClientFrame
+ */
+/**
+ * @typedef {import("../src/protocol.js").QuestionFrame} QuestionFrame
+ * @typedef {import("../src/protocol.js").ProgramInfo} ProgramInfo
+ */
+/**
+ * @typedef {import("../src/protocol.js").ModelCallInfo} ModelCallInfo
+ * @typedef {import("../src/protocol.js").ResumableTurnInfo} ResumableTurnInfo
+ */
+/**
+ * @typedef {import("../src/protocol.js").SessionDetailPage} SessionDetailPage
+ * @typedef {import("../src/protocol.js").SessionsFrame["sessions"][number]} SessionRecord
+ */
+/**
+ * @typedef {import("../src/protocol.js").FrameError} FrameError
+ * @typedef {import("@openprogram/session-context").SessionNode} SessionNode
+ */
+/**
+ * @typedef {import("./connection.js").Connection} Connection
+ * @typedef {import("./connection.js").ConnectionState} ConnectionState
+ */
+/** @typedef {import("./branches.js").TurnStart} TurnStart */
+
+/**
+ * The elements of index.html that are more than an HTMLElement to the page, by id.
+ * @typedef {{
+ *   "approve-tools": HTMLInputElement,
+ *   "chat-form": HTMLFormElement,
+ *   "chat-input": HTMLTextAreaElement,
+ *   "chat-send": HTMLButtonElement,
+ *   "program-input": HTMLTextAreaElement,
+ *   "program-json": HTMLDetailsElement,
+ *   "program-select": HTMLSelectElement,
+ *   "question-answer": HTMLInputElement,
+ *   "question-dialog": HTMLDialogElement,
+ *   "run-submit": HTMLButtonElement,
+ *   "session-search": HTMLInputElement,
+ *   "show-archived": HTMLInputElement,
+ *   "token-input": HTMLInputElement,
+ *   "call-tree": HTMLUListElement,
+ * }} PageElements
+ */
+
+/**
+ * The page's element with this id (index.html has each one the page asks for).
+ * @template {string} K
+ * @param {K} id
+ * @returns {K extends keyof PageElements ? PageElements[K] : HTMLElement}
+ */
+const $ = (id) =>
+  /** @type {K extends keyof PageElements ? PageElements[K] : HTMLElement} */ (
+    /** @type {unknown} */ (document.getElementById(id))
+  );
 
 const state = {
   archived: false,
   /** The session list shows archived sessions too ("Archived too" box). */
   showArchived: false,
-  /** The kept-open connection (connection.js). */
+  /**
+   * The kept-open connection (connection.js).
+   * @type {Connection | null}
+   */
   connection: null,
-  /** The last `sessions` list, filtered on the page by the search box. */
+  /**
+   * The last `sessions` list, filtered on the page by the search box.
+   * @type {SessionRecord[]}
+   */
   sessions: [],
+  /** @type {string | null} */
   sessionId: null,
+  /** @type {Map<string, SessionNode>} */
   nodes: new Map(),
-  /** Text of llm nodes streaming now, by node id (from delta frames). */
+  /**
+   * Text of llm nodes streaming now, by node id (from delta frames).
+   * @type {Map<string, string>}
+   */
   streams: new Map(),
-  /** The last `calls` frame's calls by node id: a request block reopened after a rebuild shows them again. */
+  /**
+   * The last `calls` frame's calls by node id: a request block reopened after a rebuild shows them again.
+   * @type {Map<string, ModelCallInfo>}
+   */
   calls: new Map(),
   status: "",
   busy: false,
+  /** @type {Map<string, QuestionFrame>} */
   questions: new Map(),
+  /** @type {string | null} */
   shownQuestion: null,
+  /** @type {ProgramInfo[]} */
   programs: [],
+  /** @type {string | null} */
   pendingNewSession: null,
-  // The stopped turn a `resume` would continue (session_detail.resumable), or null.
+  /**
+   * The stopped turn a `resume` would continue (session_detail.resumable), or null.
+   * @type {ResumableTurnInfo | null}
+   */
   resumable: null,
-  // The oldest page of nodes loaded (session_detail.page): a big session comes newest first, a page at a time.
+  /**
+   * The oldest page of nodes loaded (session_detail.page): a big session comes newest first, a page at a time.
+   * @type {SessionDetailPage | null}
+   */
   page: null,
   nextRef: 1,
   renderQueued: false,
-  // The active summary (meta.json `_last_summary_id`): the page folds the turns it covers behind it.
+  /**
+   * The active summary (meta.json `_last_summary_id`): the page folds the turns it covers behind it.
+   * @type {string | null}
+   */
   summaryId: null,
 };
 
@@ -58,6 +142,7 @@ function takeTokenFromUrl() {
   return sessionStorage.getItem("openprogram.token");
 }
 
+/** @param {URLSearchParams} params */
 function replaceQuery(params) {
   const query = params.toString();
   history.replaceState(null, "", `${location.pathname}${query ? `?${query}` : ""}`);
@@ -78,7 +163,7 @@ function connect() {
       if (state.sessionId) openSession(state.sessionId);
     },
     onFrame: handle,
-    onState: (kind, text) => {
+    onState: (/** @type {ConnectionState} */ kind, /** @type {string} */ text) => {
       setConnection(kind, text);
       $("token-form").hidden = kind !== "unauthorized";
       if (kind === "reconnecting" || kind === "unauthorized") disconnected();
@@ -93,12 +178,20 @@ function disconnected() {
   if (state.shownQuestion !== null) closeQuestion();
 }
 
+/**
+ * @param {ConnectionState} kind
+ * @param {string} text
+ */
 function setConnection(kind, text) {
   const element = $("connection");
   element.dataset.state = kind;
   element.textContent = text;
 }
 
+/**
+ * Sends a frame, or says the page is not connected (false).
+ * @param {ClientFrame} frame
+ */
 function send(frame) {
   if (!state.connection?.send(frame)) {
     showError("Not connected to the dispatcher yet; try again in a moment.");
@@ -118,6 +211,7 @@ function newRef() {
 
 // ---- frames -----------------------------------------------------------------
 
+/** @param {ServerFrame} frame */
 function handle(frame) {
   if (branches.observe(frame)) return;
   switch (frame.type) {
@@ -248,7 +342,7 @@ function handle(frame) {
       }
       if (frame.action === "resume") {
         showError(`${frame.message} (${frame.code})`);
-        send({ type: "get_session", session_id: state.sessionId });
+        if (state.sessionId) send({ type: "get_session", session_id: state.sessionId });
         return;
       }
       if (frame.action === "run") {
@@ -265,6 +359,10 @@ function handle(frame) {
 
 // ---- sessions ---------------------------------------------------------------
 
+/**
+ * @param {string | null} sessionId
+ * @param {{ fresh?: boolean }} [options]
+ */
 function selectSession(sessionId, { fresh = false } = {}) {
   if (state.sessionId && state.sessionId !== sessionId) send({ type: "unsubscribe", session_id: state.sessionId });
   state.sessionId = sessionId;
@@ -294,11 +392,13 @@ function selectSession(sessionId, { fresh = false } = {}) {
   if (sessionId && !fresh) openSession(sessionId);
 }
 
+/** @param {string} sessionId */
 function openSession(sessionId) {
   send({ type: "subscribe", session_id: sessionId });
   send({ type: "get_session", session_id: sessionId });
 }
 
+/** @param {SessionRecord[]} sessions */
 function renderSessionList(sessions) {
   state.sessions = sessions;
   const query = $("session-search").value.trim().toLowerCase();
@@ -329,11 +429,12 @@ function renderSessionList(sessions) {
 }
 
 function highlightCurrentSession() {
-  for (const item of $("session-list").children) {
+  for (const item of /** @type {HTMLCollectionOf<HTMLElement>} */ ($("session-list").children)) {
     item.setAttribute("aria-current", String(item.dataset.sessionId === state.sessionId));
   }
 }
 
+/** @param {string} status */
 function setStatus(status) {
   state.status = status;
   const element = $("session-status");
@@ -341,7 +442,10 @@ function setStatus(status) {
   element.className = `status status-${status}`;
 }
 
-/** The Archive button says what it will do: archive the session, or bring an archived one back. */
+/**
+ * The Archive button says what it will do: archive the session, or bring an archived one back.
+ * @param {boolean} archived
+ */
 function showArchived(archived) {
   state.archived = archived;
   const button = $("archive-session");
@@ -352,6 +456,7 @@ function showArchived(archived) {
     : "Hide this session from the session list (kept on disk; pruned after 90 days)";
 }
 
+/** @param {boolean} busy */
 function setBusy(busy) {
   state.busy = busy;
   $("stop-turn").hidden = !busy;
@@ -367,14 +472,17 @@ function setBusy(busy) {
  */
 function renderResumable() {
   const turn = state.resumable;
-  const stopped = Boolean(turn) && !state.busy && turn.question_id === null;
+  const stopped = turn !== null && !state.busy && turn.question_id === null;
   const offered = stopped && turn.resume_helps !== false;
   $("resume-turn").hidden = !offered;
   $("resume-turn").title = offered ? `Continue ${turn.name} (${turn.status}) where it stopped${replayNote(turn)}` : "";
   $("resume-advice").hidden = !(stopped && turn.resume_helps === false);
 }
 
-/** What a Continue takes from the record instead of running (and paying for) again. */
+/**
+ * What a Continue takes from the record instead of running (and paying for) again.
+ * @param {ResumableTurnInfo} turn
+ */
 function replayNote(turn) {
   const finished = turn.finished_calls ?? 0;
   if (finished === 0) return "";
@@ -403,7 +511,11 @@ function followConversation() {
   requestAnimationFrame(() => ($("messages").scrollTop = $("messages").scrollHeight));
 }
 
-/** Re-renders a scrolling pane's content; follows new content when the user is at the bottom, else keeps their place. */
+/**
+ * Re-renders a scrolling pane's content; follows new content when the user is at the bottom, else keeps their place.
+ * @param {HTMLElement} pane
+ * @param {() => void} render
+ */
 function keepingScroll(pane, render) {
   const following = pane.scrollHeight - pane.scrollTop - pane.clientHeight < 24;
   const top = pane.scrollTop;
@@ -411,7 +523,10 @@ function keepingScroll(pane, render) {
   pane.scrollTop = following ? pane.scrollHeight : top;
 }
 
-/** What an llm node shows: its output, the text streamed so far, or the partial text of one cut short. */
+/**
+ * What an llm node shows: its output, the text streamed so far, or the partial text of one cut short.
+ * @param {SessionNode} node
+ */
 function replyText(node) {
   const status = node.metadata.status;
   if (status === "completed" || status === undefined) return stringOf(node.output);
@@ -419,27 +534,45 @@ function replyText(node) {
   if (status === "running") return streamed ?? "";
   const partial = typeof node.metadata.partial_output === "string" ? node.metadata.partial_output : "";
   const said = status === "cancelled" ? "stopped" : status;
-  const why = `(${said}${node.metadata.error ? `: ${node.metadata.error.message}` : ""})`;
+  const error = /** @type {{ message?: unknown } | undefined} */ (node.metadata.error);
+  const why = `(${said}${error ? `: ${error.message}` : ""})`;
   return partial ? `${partial}\n${why}` : why;
 }
 
-/** The error a node recorded (ours in metadata.error, or Python's output {error}), or null. */
+/**
+ * The error a node recorded (ours in metadata.error, or Python's output {error}), or null.
+ * @param {SessionNode} node
+ * @returns {Failure | null}
+ */
 function failureOf(node) {
-  const error = node.metadata.error;
+  const error = /** @type {Record<string, unknown> | null | undefined} */ (node.metadata.error);
   if (error && typeof error === "object") {
     return {
       code: typeof error.code === "string" ? error.code : "error",
       name: typeof error.name === "string" ? error.name : "Error",
       message: typeof error.message === "string" ? error.message : "",
-      frames: Array.isArray(error.frames) ? error.frames : [],
+      frames: Array.isArray(error.frames) ? /** @type {StackFrame[]} */ (error.frames) : [],
     };
   }
-  if (node.metadata.status === "error" && node.output && typeof node.output.error === "string")
-    return { code: "error", name: "Error", message: node.output.error, frames: [] };
+  const output = /** @type {{ error?: unknown } | null | undefined} */ (node.output);
+  if (node.metadata.status === "error" && output && typeof output.error === "string")
+    return { code: "error", name: "Error", message: output.error, frames: [] };
   return null;
 }
 
-/** As the CLI prints it: `error [label]: message`, then where it came from in the program's files. */
+/**
+ * A node's error as the page shows it (ours in metadata.error, or Python's output {error}).
+ * @typedef {{ code: string, name: string, message: string, frames: StackFrame[] }} Failure
+ */
+/**
+ * A place in the program's files the error came through (the node's `metadata.error.frames`).
+ * @typedef {{ file: string, line: number, column: number, function?: string | null }} StackFrame
+ */
+
+/**
+ * As the CLI prints it: `error [label]: message`, then where it came from in the program's files.
+ * @param {Failure} failure
+ */
 function failureText(failure) {
   const label = failure.code === "error" && failure.name && failure.name !== "Error" ? failure.name : failure.code;
   const lines = [`error [${label}]: ${failure.message}`];
@@ -450,6 +583,7 @@ function failureText(failure) {
   return lines.join("\n");
 }
 
+/** @param {Failure} failure */
 function failureBlock(failure) {
   const pre = document.createElement("pre");
   pre.className = "failure";
@@ -459,6 +593,7 @@ function failureBlock(failure) {
 
 /** Under the session bar: why the session's last turn failed, when it did (its last top-level node failed). */
 function renderSessionFailure() {
+  /** @type {SessionNode | null} */
   let last = null;
   for (const node of state.nodes.values())
     if (node.caller === "" && (last === null || node.seq >= last.seq)) last = node;
@@ -466,11 +601,15 @@ function renderSessionFailure() {
     last && (last.metadata.status === "failed" || last.metadata.status === "error") ? failureOf(last) : null;
   const element = $("session-failure");
   element.hidden = failure === null;
-  if (failure) element.textContent = `failed in ${last.name}: ${failureText(failure)}`;
+  if (failure && last) element.textContent = `failed in ${last.name}: ${failureText(failure)}`;
 }
 
-/** The text streaming now from model calls made under a top-level call (a program's run), in order. */
+/**
+ * The text streaming now from model calls made under a top-level call (a program's run), in order.
+ * @param {string} callId
+ */
 function streamsUnder(callId) {
+  /** @type {string[]} */
   const texts = [];
   for (const [nodeId, text] of state.streams) {
     let current = state.nodes.get(nodeId);
@@ -513,7 +652,8 @@ function renderMessageList() {
       // The call on one line, its result once below it, formatted.
       item.append(span("who", `program ${node.name}`), span("call", `${node.name}(${stringOf(node.input)})`));
       if (status === "completed") item.append(resultBlock(node.output, node.id));
-      else if (status) item.append(span(`outcome status-${status}`, status === "cancelled" ? "stopped" : status));
+      else if (status)
+        item.append(span(`outcome status-${status}`, status === "cancelled" ? "stopped" : String(status)));
       // A program's model calls as they stream, in the conversation as well as in the call tree.
       if (status === "running") {
         for (const streamed of streamsUnder(node.id)) {
@@ -534,11 +674,12 @@ function renderMessageList() {
 }
 
 function renderTree() {
-  const reopen = (details) => {
-    const call = details.classList.contains("model-call") ? state.calls.get(details.dataset.callFor) : undefined;
+  const reopen = (/** @type {HTMLDetailsElement} */ details) => {
+    const call = details.classList.contains("model-call") ? state.calls.get(details.dataset.callFor ?? "") : undefined;
     if (call) fillModelCall(details, call);
   };
-  keepingScroll($("call-tree").closest(".calls"), () => keepingOpen($("call-tree"), renderCallTree, reopen));
+  const pane = /** @type {HTMLElement} */ ($("call-tree").closest(".calls"));
+  keepingScroll(pane, () => keepingOpen($("call-tree"), renderCallTree, reopen));
 }
 
 function renderCallTree() {
@@ -547,7 +688,8 @@ function renderCallTree() {
   const roots = [];
   // The head's branch only, as the conversation shows it (other branches are a switch away), and its active summary.
   const onBranch = branches.visibleIds(state.nodes);
-  const shown = (node) => !onBranch || onBranch.has(node.id) || summaryAppliesTo(node, onBranch);
+  const shown = (/** @type {SessionNode} */ node) =>
+    !onBranch || onBranch.has(node.id) || summaryAppliesTo(node, onBranch);
   for (const node of nodes) {
     const parent = node.caller !== "" && state.nodes.has(node.caller) ? node.caller : null;
     if (parent === null) {
@@ -557,6 +699,10 @@ function renderCallTree() {
       children.get(parent).push(node);
     }
   }
+  /**
+   * @param {SessionNode} node
+   * @returns {HTMLLIElement}
+   */
   const build = (node) => {
     const item = document.createElement("li");
     item.dataset.nodeId = node.id;
@@ -575,11 +721,15 @@ function renderCallTree() {
       // A program's model call as it streams.
       const pre = document.createElement("pre");
       pre.className = "stream";
-      pre.textContent = state.streams.get(node.id);
+      pre.textContent = state.streams.get(node.id) ?? "";
       item.append(pre);
     } else if (node.role === "llm") {
       if (hasParsedOutput(node)) item.append(parsedBlock(node));
-      item.append(modelCallBlock(node.id, () => send({ type: "get_calls", session_id: state.sessionId })));
+      item.append(
+        modelCallBlock(node.id, () => {
+          if (state.sessionId) send({ type: "get_calls", session_id: state.sessionId });
+        }),
+      );
     }
     if (node.role === "code" && typeof node.metadata.doc === "string" && node.metadata.doc !== "") {
       const details = document.createElement("details");
@@ -602,12 +752,20 @@ function renderCallTree() {
   $("call-tree").replaceChildren(...roots.map(build));
 }
 
-/** The active summary, when every turn it covers is on the branch shown. */
+/**
+ * The active summary, when every turn it covers is on the branch shown.
+ * @param {SessionNode} node
+ * @param {Set<string>} onBranch
+ */
 function summaryAppliesTo(node, onBranch) {
   const covers = node.metadata.covers_ids;
   return node.id === state.summaryId && Array.isArray(covers) && covers.every((id) => onBranch.has(id));
 }
 
+/**
+ * @param {unknown} value
+ * @param {string} owner
+ */
 function resultBlock(value, owner) {
   const block = document.createElement("div");
   block.className = "result";
@@ -615,17 +773,26 @@ function resultBlock(value, owner) {
   return block;
 }
 
-/** True for an llm node whose reply was parsed against the exec's schema (`exec(..., { schema })`). */
+/**
+ * True for an llm node whose reply was parsed against the exec's schema (`exec(..., { schema })`).
+ * @param {SessionNode} node
+ */
 function hasParsedOutput(node) {
   return node.metadata.status === "completed" && "parsed_output" in node.metadata;
 }
 
-/** What a finished reply shows: its parsed value when it has one, else its text. */
+/**
+ * What a finished reply shows: its parsed value when it has one, else its text.
+ * @param {SessionNode} node
+ */
 function replyValue(node) {
   return hasParsedOutput(node) ? node.metadata.parsed_output : node.output;
 }
 
-/** The parsed value of a structured reply in the call tree, as a tree under its label. */
+/**
+ * The parsed value of a structured reply in the call tree, as a tree under its label.
+ * @param {SessionNode} node
+ */
 function parsedBlock(node) {
   const block = document.createElement("div");
   block.className = "parsed-output";
@@ -633,11 +800,15 @@ function parsedBlock(node) {
   return block;
 }
 
-/** An ask_user node's answer, as the CLI's tree shows it. */
+/**
+ * An ask_user node's answer, as the CLI's tree shows it.
+ * @param {SessionNode} node
+ */
 function answerOf(node) {
   return node.output === null || node.output === undefined ? "" : ` → ${stringOf(node.output)}`;
 }
 
+/** @param {SessionNode} node */
 function nameElement(node) {
   if (node.role === "user")
     return span("name", node.name === "ask_user" ? `ask_user: ${stringOf(node.input)}${answerOf(node)}` : "message");
@@ -672,7 +843,11 @@ function showNextQuestion() {
   if (!dialog.open) dialog.showModal();
 }
 
-/** Answers with the question's session: a question asked before a restart then resumes its turn. */
+/**
+ * Answers with the question's session: a question asked before a restart then resumes its turn.
+ * @param {QuestionFrame} question
+ * @param {string} value
+ */
 function answerQuestion(question, value) {
   send({
     type: "answer",
@@ -710,14 +885,19 @@ function showProgramDoc() {
   const program = state.programs.find((candidate) => candidate.name === $("program-select").value);
   $("program-doc").textContent = program ? program.doc || program.description : "";
   // A form from the input's schema when it fits one; the JSON box otherwise (and always one click away).
-  const fits = formFits(program?.input_schema);
-  if (fits) renderFields($("program-fields"), program.input_schema);
+  const schema = program?.input_schema;
+  const fits = formFits(schema);
+  if (fits) renderFields($("program-fields"), schema);
   $("program-fields").hidden = !fits;
   $("program-json").open = !fits;
 }
 
 // ---- helpers --------------------------------------------------------------------
 
+/**
+ * @param {string} className
+ * @param {string} content
+ */
 function span(className, content) {
   const element = document.createElement("span");
   element.className = className;
@@ -725,35 +905,44 @@ function span(className, content) {
   return element;
 }
 
+/** @param {string} content */
 function text(content) {
   return document.createTextNode(content);
 }
 
+/** @param {unknown} value */
 function stringOf(value) {
   if (typeof value === "string") return value;
   if (value === null || value === undefined) return "";
   return JSON.stringify(value);
 }
 
+/** @param {unknown} seconds */
 function formatTime(seconds) {
   return typeof seconds === "number" ? new Date(seconds * 1000).toLocaleString() : "";
 }
 
+/** @param {number} seconds */
 function formatDuration(seconds) {
   return seconds < 1 ? `${Math.round(seconds * 1000)} ms` : `${seconds.toFixed(2)} s`;
 }
 
-/** As the CLI prints it: the code, or the class name of a program's own error (code "error"). */
+/**
+ * As the CLI prints it: the code, or the class name of a program's own error (code "error").
+ * @param {FrameError} error
+ */
 function errorLabel(error) {
   return error.code === "error" && error.name ? error.name : error.code;
 }
 
+/** @param {string} message */
 function showError(message) {
   $("turn-error").textContent = message;
   $("turn-error").className = "error";
   $("turn-error").hidden = false;
 }
 
+/** @param {string} message */
 function showStopped(message) {
   $("turn-error").textContent = message;
   $("turn-error").className = "stopped";
@@ -764,6 +953,7 @@ function hideError() {
   $("turn-error").hidden = true;
 }
 
+/** @param {string} message */
 function note(message) {
   $("session-note").textContent = message;
   $("session-note").hidden = message === "";
@@ -771,6 +961,10 @@ function note(message) {
 
 // ---- wiring ---------------------------------------------------------------------
 
+/**
+ * Starts a turn in the session shown (a new one when none is): the frame gets the session and a `client_msg_id`.
+ * @param {TurnStart} frame
+ */
 function startTurn(frame) {
   hideError();
   followConversation();
@@ -811,7 +1005,7 @@ $("run-form").addEventListener("submit", (event) => {
   try {
     input = $("program-json").open ? JSON.parse($("program-input").value || "{}") : readFields($("program-fields"));
   } catch (error) {
-    $("run-error").textContent = `The input is not valid JSON: ${error.message}`;
+    $("run-error").textContent = `The input is not valid JSON: ${/** @type {Error} */ (error).message}`;
     $("run-error").hidden = false;
     return;
   }
@@ -825,12 +1019,16 @@ $("run-form").addEventListener("submit", (event) => {
 
 $("program-select").addEventListener("change", showProgramDoc);
 $("run-panel").addEventListener("toggle", followConversation);
-/** "Load earlier" while the session has nodes older than the pages loaded. */
+/**
+ * "Load earlier" while the session has nodes older than the pages loaded.
+ * @param {SessionDetailPage | null} page
+ */
 function showEarlierButton(page) {
   state.page = page;
   const button = $("load-earlier");
-  button.hidden = !(page && page.has_more && page.first_seq !== null);
-  if (!button.hidden) button.textContent = `Load earlier (${page.total_nodes - state.nodes.size} more nodes)`;
+  const more = page !== null && page.has_more && page.first_seq !== null;
+  button.hidden = !more;
+  if (more) button.textContent = `Load earlier (${page.total_nodes - state.nodes.size} more nodes)`;
 }
 
 $("load-earlier").addEventListener("click", () => {
@@ -842,7 +1040,9 @@ $("new-session").addEventListener("click", () => {
   selectSession(null);
   showSessions(false);
 });
-addCompactButton($("delete-session"), () => send({ type: "compact", session_id: state.sessionId }));
+addCompactButton($("delete-session"), () => {
+  if (state.sessionId) send({ type: "compact", session_id: state.sessionId });
+});
 $("archive-session").addEventListener("click", () => {
   if (state.sessionId) send({ type: "archive_session", session_id: state.sessionId, archived: !state.archived });
 });
@@ -856,7 +1056,7 @@ $("delete-session").addEventListener("click", () => {
 });
 $("question-form").addEventListener("submit", (event) => {
   event.preventDefault();
-  const question = state.questions.get(state.shownQuestion);
+  const question = state.shownQuestion === null ? undefined : state.questions.get(state.shownQuestion);
   if (question) answerQuestion(question, $("question-answer").value);
 });
 $("resume-turn").addEventListener("click", () => {
@@ -874,7 +1074,7 @@ $("question-dialog").addEventListener("cancel", (event) => event.preventDefault(
 $("token-form").addEventListener("submit", (event) => {
   event.preventDefault();
   sessionStorage.setItem("openprogram.token", $("token-input").value);
-  state.connection.reconnect();
+  state.connection?.reconnect();
 });
 $("session-search").addEventListener("input", () => renderSessionList(state.sessions));
 $("show-archived").addEventListener("change", () => {
@@ -885,7 +1085,10 @@ $("show-sessions").addEventListener("click", () =>
   showSessions($("show-sessions").getAttribute("aria-expanded") !== "true"),
 );
 
-/** On a narrow screen the session list is behind a button; the conversation comes first. */
+/**
+ * On a narrow screen the session list is behind a button; the conversation comes first.
+ * @param {boolean} shown
+ */
 function showSessions(shown) {
   $("show-sessions").setAttribute("aria-expanded", String(shown));
   document.body.classList.toggle("sessions-shown", shown);

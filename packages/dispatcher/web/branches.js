@@ -1,22 +1,54 @@
+// @ts-check
 // Branches on the web page: the branch switcher in the session bar, the
 // conversation shown as the head's branch only, and edit and resend of a past
 // message. It speaks the dispatcher's branch frames (list_branches, checkout,
 // and chat with `from`; see the package README) and builds every element with
-// textContent, like app.js.
+// textContent, like app.js. Type-checked against the protocol's types (tsconfig.web.json).
+
+/** @typedef {import("../src/protocol.js").ServerFrame} ServerFrame */
+/** @typedef {import("../src/protocol.js").ClientFrame} ClientFrame */
+/** @typedef {import("../src/protocol.js").BranchInfo} BranchInfo */
+/** @typedef {import("../src/protocol.js").ChatFrame} ChatFrame */
+/** @typedef {import("../src/protocol.js").RunFrame} RunFrame */
+/** @typedef {import("@openprogram/session-context").SessionNode} SessionNode */
+/**
+ * A frame that starts a turn, as a form builds it: the page adds the session and its `client_msg_id`.
+ * @typedef {Omit<ChatFrame, "session_id" | "client_msg_id"> | Omit<RunFrame, "session_id" | "client_msg_id">} TurnStart
+ */
+/**
+ * What the branch view is given by the page.
+ * @typedef {object} BranchViewOptions
+ * @property {(frame: ClientFrame) => boolean} send
+ * @property {(frame: TurnStart) => string} startTurn
+ * @property {() => void} rerender
+ * @property {() => string | null} currentSession
+ * @property {() => Map<string, SessionNode>} nodes
+ */
 
 /**
  * The page's branch view. `send` sends a frame, `startTurn` starts a turn as
  * the chat form does, `rerender` schedules a redraw of the conversation,
  * `nodes()` is the session's nodes by id (to label unnamed branches).
+ * @param {BranchViewOptions} options
  */
 export function createBranchView({ send, startTurn, rerender, currentSession, nodes }) {
   const view = {
-    /** The session's head as this page knows it; undefined until the session's detail arrives. */
+    /**
+     * The session's head as this page knows it; undefined until the session's detail arrives.
+     * @type {string | null | undefined}
+     */
     headId: undefined,
+    /** @type {BranchInfo[]} */
     tips: [],
-    /** The node whose message is being edited, or null. */
+    /**
+     * The node whose message is being edited, or null.
+     * @type {string | null}
+     */
     editing: null,
-    /** What is typed in the edit form so far, and where the caret is: a redraw (any incoming frame) keeps them. */
+    /**
+     * What is typed in the edit form so far, and where the caret is: a redraw (any incoming frame) keeps them.
+     * @type {{ text: string, start: number, end: number } | null}
+     */
     draft: null,
   };
 
@@ -55,14 +87,18 @@ export function createBranchView({ send, startTurn, rerender, currentSession, no
     label.hidden = select.hidden = view.tips.length < 2;
   }
 
-  /** An unnamed branch says what its last message asked: `“Somewhere colder” (ba1sha)`. */
+  /**
+   * An unnamed branch says what its last message asked: `“Somewhere colder” (ba1sha)`.
+   * @param {BranchInfo} tip
+   * @param {number} index
+   */
   function unnamedLabel(tip, index) {
     const all = nodes();
     let node = all.get(tip.head_id);
     const seen = new Set();
     while (node && node.role !== "user" && !seen.has(node.id)) {
       seen.add(node.id);
-      node = all.get(node.predecessor);
+      node = node.predecessor === null ? undefined : all.get(node.predecessor);
     }
     const asked = node && typeof node.output === "string" ? node.output.replace(/\s+/g, " ").trim() : "";
     const short = tip.head_id.slice(0, 8);
@@ -70,12 +106,15 @@ export function createBranchView({ send, startTurn, rerender, currentSession, no
     return `“${asked.length > 40 ? `${asked.slice(0, 39)}…` : asked}” (${short})`;
   }
 
-  /** Follows a frame; returns true for the frames this view owns. */
+  /**
+   * Follows a frame; returns true for the frames this view owns.
+   * @param {ServerFrame} frame
+   */
   function observe(frame) {
     const sessionId = currentSession();
     switch (frame.type) {
       case "session_detail":
-        if (frame.session_id !== sessionId) return false;
+        if (sessionId === null || frame.session_id !== sessionId) return false;
         view.headId = frame.meta.head_id ?? null;
         send({ type: "list_branches", session_id: sessionId });
         return false;
@@ -87,7 +126,8 @@ export function createBranchView({ send, startTurn, rerender, currentSession, no
         return false;
       case "turn_done":
       case "turn_failed":
-        if (frame.session_id === sessionId) send({ type: "list_branches", session_id: sessionId });
+        if (sessionId !== null && frame.session_id === sessionId)
+          send({ type: "list_branches", session_id: sessionId });
         return false;
       case "branches":
         if (frame.session_id !== sessionId) return true;
@@ -120,9 +160,12 @@ export function createBranchView({ send, startTurn, rerender, currentSession, no
    * The ids of the top-level nodes on the head's branch, walking predecessors
    * back from the head, and the unfinished reply hanging on it (null while
    * the head is unknown: everything shows).
+   * @param {Map<string, SessionNode>} nodes
+   * @returns {Set<string> | null}
    */
   function visibleIds(nodes) {
     if (view.headId === undefined) return null;
+    /** @type {Set<string>} */
     const ids = new Set();
     let current = view.headId;
     while (current && current !== "ROOT" && !ids.has(current)) {
@@ -146,7 +189,12 @@ export function createBranchView({ send, startTurn, rerender, currentSession, no
     return ids;
   }
 
-  /** The Edit button of a past user message, or its edit form while it is being edited. */
+  /**
+   * The Edit button of a past user message, or its edit form while it is being edited.
+   * @param {SessionNode} node
+   * @param {boolean} busy
+   * @returns {HTMLElement}
+   */
   function editControls(node, busy) {
     if (view.editing === node.id) return editForm(node);
     const button = document.createElement("button");
@@ -163,6 +211,7 @@ export function createBranchView({ send, startTurn, rerender, currentSession, no
     return button;
   }
 
+  /** @param {SessionNode} node */
   function editForm(node) {
     const form = document.createElement("form");
     form.className = "edit-form";
@@ -208,5 +257,12 @@ export function createBranchView({ send, startTurn, rerender, currentSession, no
     return form;
   }
 
-  return { observe, reset, visibleIds, editControls, isEditing: (nodeId) => view.editing === nodeId };
+  return {
+    observe,
+    reset,
+    visibleIds,
+    editControls,
+    /** @param {string} nodeId */
+    isEditing: (nodeId) => view.editing === nodeId,
+  };
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // The page's WebSocket to the dispatcher, kept open: a dropped connection is
 // retried with capped exponential backoff and jitter, and only a refused token
 // asks the user for one. Browsers hide the HTTP status of a refused upgrade
@@ -5,6 +6,26 @@
 // `GET /ws` over plain HTTP with the same token: the dispatcher answers 401
 // when the token is missing or wrong, and a server that is gone answers
 // nothing (a network error), which is a disconnection, not a token problem.
+// Type-checked against the protocol's types (tsconfig.web.json).
+
+/** @typedef {import("../src/protocol.js").ServerFrame} ServerFrame */
+/** @typedef {import("../src/protocol.js").ClientFrame} ClientFrame */
+/** @typedef {"connecting" | "open" | "reconnecting" | "unauthorized"} ConnectionState */
+/**
+ * What `keepConnected` is given.
+ * @typedef {object} ConnectionOptions
+ * @property {string} url The dispatcher's `ws(s)://.../ws` URL.
+ * @property {() => string | null} token The token to present now, if any.
+ * @property {() => void} onOpen
+ * @property {(frame: ServerFrame) => void} onFrame
+ * @property {(kind: ConnectionState, text: string) => void} onState
+ */
+/**
+ * The kept-open connection.
+ * @typedef {object} Connection
+ * @property {(frame: ClientFrame) => boolean} send Sends one frame; false when not connected.
+ * @property {() => void} reconnect Connects again at once (after a new token was entered).
+ */
 
 /** First retry after this long; each failed attempt doubles it, up to the cap. */
 export const RECONNECT_BASE_MS = 500;
@@ -13,7 +34,11 @@ export const RECONNECT_CAP_MS = 8_000;
 /** A close code an application may use to say "your token was refused" (4000-4999 are the application's). */
 export const CLOSE_UNAUTHORIZED = 4001;
 
-/** The wait before attempt `attempt` (0-based): full backoff with ±25 % jitter, so reloaded pages spread out. */
+/**
+ * The wait before attempt `attempt` (0-based): full backoff with ±25 % jitter, so reloaded pages spread out.
+ * @param {number} attempt
+ * @param {() => number} [random]
+ */
 export function reconnectDelay(attempt, random = Math.random) {
   const backoff = Math.min(RECONNECT_CAP_MS, RECONNECT_BASE_MS * 2 ** attempt);
   return Math.round(backoff * (0.75 + random() * 0.5));
@@ -23,14 +48,18 @@ export function reconnectDelay(attempt, random = Math.random) {
  * Opens and keeps open the page's socket. `onState(kind, text)` gets
  * "connecting", "open", "reconnecting" (a drop: retried by itself) and
  * "unauthorized" (the token was refused: retried once a token is entered).
+ * @param {ConnectionOptions} options
+ * @returns {Connection}
  */
 export function keepConnected({ url, token, onOpen, onFrame, onState }) {
+  /** @type {WebSocket | null} */
   let socket = null;
   let attempt = 0;
-  let timer = null;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer = undefined;
 
   function open() {
-    timer = null;
+    timer = undefined;
     const target = new URL(url);
     const presented = token();
     if (presented) target.searchParams.set("token", presented);
@@ -45,6 +74,7 @@ export function keepConnected({ url, token, onOpen, onFrame, onState }) {
       onOpen();
     });
     current.addEventListener("message", (event) => {
+      /** @type {ServerFrame} */
       let frame;
       try {
         frame = JSON.parse(event.data);
@@ -67,11 +97,16 @@ export function keepConnected({ url, token, onOpen, onFrame, onState }) {
     attempt += 1;
   }
 
+  /** @param {string} reason */
   function refused(reason) {
     onState("unauthorized", reason || "This dispatcher requires a token: enter it above.");
   }
 
-  /** The dispatcher's reason when it refuses this token over plain HTTP, or null (gone, or the token is fine). */
+  /**
+   * The dispatcher's reason when it refuses this token over plain HTTP, or null (gone, or the token is fine).
+   * @param {string | null} presented
+   * @returns {Promise<string | null>}
+   */
   async function tokenRefused(presented) {
     const probe = new URL(url);
     probe.protocol = probe.protocol === "wss:" ? "https:" : "http:";

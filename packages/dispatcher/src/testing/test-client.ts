@@ -1,7 +1,10 @@
 // A real `ws` client for tests of the dispatcher's WebSocket protocol, from any
-// package: it records every frame and waits for the ones a test asks for.
+// package: it records every frame and waits for the ones a test asks for. Every
+// frame is checked against its schema (server-frames.ts) as it arrives, so any
+// test that talks to the server also proves the schemas describe what it sends.
 import { WebSocket, type ClientOptions } from "ws";
 import type { ErrorFrame, ServerFrame } from "../protocol.js";
+import { checkServerFrame } from "../server-frames.js";
 
 /** The server frame of one type. */
 export type FrameOf<T extends ServerFrame["type"]> = Extract<ServerFrame, { type: T }>;
@@ -17,12 +20,17 @@ export class TestClient {
   closed: { code: number; reason: string } | null = null;
   /** The socket's error, if it had one (a server killed under it); `close` follows. */
   error: Error | null = null;
+  /** Frames received that their schema refuses, each in a sentence; `next` throws while there is one. */
+  readonly problems: string[] = [];
   private readonly consumed = new Set<number>();
   private readonly waiters = new Set<() => void>();
 
   private constructor(readonly socket: WebSocket) {
     socket.on("message", (data) => {
-      this.frames.push(JSON.parse((data as Buffer).toString("utf8")) as ServerFrame);
+      const frame: unknown = JSON.parse((data as Buffer).toString("utf8"));
+      const checked = checkServerFrame(frame);
+      if (!checked.ok) this.problems.push(checked.problem);
+      this.frames.push(frame as ServerFrame);
       for (const wake of this.waiters) wake();
     });
     // Without a listener an error (ECONNRESET from a killed server) would be thrown out of the test.
@@ -63,6 +71,8 @@ export class TestClient {
     const wanted: ServerFrame["type"][] = Array.isArray(types) ? types : [types];
     const what = wanted.join(" or ");
     for (;;) {
+      if (this.problems.length > 0)
+        throw new Error(`The server sent a frame its schema refuses (server-frames.ts): ${this.problems.join("; ")}`);
       const index = this.frames.findIndex(
         (frame, position) => !this.consumed.has(position) && wanted.includes(frame.type) && match(frame as FrameOf<T>),
       );

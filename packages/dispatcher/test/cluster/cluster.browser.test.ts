@@ -1,20 +1,18 @@
 // Issue 20 in the browser: a two-replica cluster (one sessions root, one fresh PostgreSQL database). A turn
 // started on replica A asks a question; the page connected to replica B shows it and answers it, and the turn
 // on A finishes with that answer. Screenshot artifact: cluster-question-on-other-replica.png.
-import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { agenticFunction, askUser } from "@openprogram/session-context";
 import { openStore } from "@openprogram/session-context/store";
 import { removeTree } from "@openprogram/session-context/testing";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDispatcher, type Dispatcher } from "../../src/index.js";
 import { TestClient } from "../../src/testing/index.js";
+import { launchChromium, screenshots, UI_WAIT } from "../browser-kit.js";
 import { createTestDatabase, TEST_CLUSTER_SECRET, type TestDatabase } from "./test-database.js";
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const UI_WAIT = { timeout: 30_000 };
 
 const pickColor = agenticFunction({ name: "pick_color", doc: "Ask for a color." }, async () => {
   const color = await askUser("Which color?", { choices: ["red", "blue"] });
@@ -48,18 +46,8 @@ afterAll(async () => {
   removeTree(root);
 });
 
-function artifactsDir(): string {
-  const base =
-    process.env.OPENPROGRAM_TEST_REPORT_DIR ?? join(import.meta.dirname, "..", "..", "..", "..", "test-results");
-  const dir = join(base, "screenshots");
-  mkdirSync(dir, { recursive: true });
-  return dir;
-}
-
 describe("the web page on a two-replica cluster", () => {
   it("the page on replica B answers a question asked by a turn running on replica A", async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`Chromium is not installed at ${CHROMIUM}: apt-get install -y chromium, or set CHROMIUM_PATH.`);
     const [a, b] = replicas as [Dispatcher, Dispatcher];
     const onA = await TestClient.connect(a.wsUrl);
     try {
@@ -67,11 +55,7 @@ describe("the web page on a two-replica cluster", () => {
       const opened = await onA.next("session");
       const question = await onA.next("question");
 
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-sync"],
-      });
+      browser = await launchChromium();
       const page = await browser.newPage();
       const pageErrors: string[] = [];
       page.on("pageerror", (error) => pageErrors.push(error.message));
@@ -80,7 +64,7 @@ describe("the web page on a two-replica cluster", () => {
       const dialog = page.locator("#question-dialog");
       await dialog.locator("#question-text", { hasText: "Which color?" }).waitFor(UI_WAIT);
       await expect.poll(() => dialog.getAttribute("open"), UI_WAIT).not.toBeNull();
-      await page.screenshot({ path: join(artifactsDir(), "cluster-question-on-other-replica.png") });
+      await page.screenshot({ path: join(screenshots(), "cluster-question-on-other-replica.png") });
 
       await dialog.getByRole("button", { name: "blue" }).click();
       const done = await onA.next("turn_done");

@@ -60,7 +60,7 @@ async function wsSession(
       client.send(step.send);
       await client.next(step.until);
     }
-    return client.frames as unknown as Json[];
+    return client.frames;
   } finally {
     client.close();
   }

@@ -39,7 +39,7 @@ afterAll(async () => {
 });
 
 /** Every frame received, read field by field. */
-const inbox = (): Array<Record<string, unknown>> => client.frames as unknown as Array<Record<string, unknown>>;
+const inbox = (): Array<Record<string, unknown>> => client.frames;
 
 /** Waits for a frame matching `match` that arrived after position `from` of the inbox. */
 async function frameAfter(

@@ -1,8 +1,10 @@
 // The leased lock every node and meta write runs under (lease-lock.ts): sections right after the lock was taken or
 // touched trust it without reading its file again (issue 19: four system calls a section), and a lock taken away
-// while this process could not touch it (suspended past the stale limit) is still noticed and taken back.
+// while this process could not touch it (suspended past the stale limit) is still noticed and taken back. Between
+// sections a model's reply apart the lock file stays (not created and removed per write), and another process
+// that wants it (its `.wanted` marker) gets it within tens of milliseconds, as it did when the lease let go at once.
 import type * as NodeFs from "node:fs";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -62,5 +64,33 @@ describe("a leased lock", () => {
       { staleMs: 10_000 },
     );
     expect(ran).toBe(true);
+  });
+
+  it("outlives gaps of a model's reply between sections, and is let go soon after another process wants it", async () => {
+    const lock = join(dir, "lock");
+    await withLeasedLock(lock, async () => undefined, { staleMs: 10_000 });
+    // The file names its holder with a token new at each taking.
+    const taken = readFileSync(lock, "utf8");
+    for (let section = 0; section < 3; section++) {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      await withLeasedLock(lock, async () => section, { staleMs: 10_000 });
+    }
+    // Taken once: the lease was kept through the gaps.
+    expect(readFileSync(lock, "utf8")).toBe(taken);
+    // Another process marks the lock wanted while this one is idle: the file is gone within a few looks.
+    writeFileSync(`${lock}.wanted`, "");
+    const asked = Date.now();
+    while (existsSync(lock) && Date.now() - asked < 5_000) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(existsSync(lock)).toBe(false);
+    expect(Date.now() - asked).toBeLessThan(900);
+  });
+
+  it("is let go by itself once idle for a while, leaving no lock file", async () => {
+    const lock = join(dir, "lock");
+    await withLeasedLock(lock, async () => undefined, { staleMs: 10_000 });
+    expect(existsSync(lock)).toBe(true);
+    const since = Date.now();
+    while (existsSync(lock) && Date.now() - since < 10_000) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(existsSync(lock)).toBe(false);
   });
 });

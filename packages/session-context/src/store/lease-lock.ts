@@ -10,7 +10,7 @@ import { readRegularFile } from "./safe-open.js";
  * write), so a process keeps the lock while it is actively writing one
  * session and lets go after a short idle spell, or at once when another
  * process is waiting (it leaves a `.wanted` marker, checked after each
- * section). Liveness stays pid-based; the holder touches the lock file while
+ * section and every LEASE_IDLE_MS while idle). Liveness stays pid-based; the holder touches the lock file while
  * it holds it, so age-based staleness never mistakes it for abandoned.
  */
 interface Lease {
@@ -23,8 +23,14 @@ interface Lease {
   touchedAt: number;
 }
 
-/** How long a lease outlives its last section when nobody else wants the lock. */
+/** How often an idle lease looks for another process's `.wanted` marker (how long such a process waits at most). */
 const LEASE_IDLE_MS = 20;
+/**
+ * How long a lease outlives its last section when nobody else wants the lock. A turn's writes come a model's
+ * reply apart (hundreds of ms): let go after each, every write created and removed the lock file again, two file
+ * creations' worth of journal work per node under a server's concurrent turns.
+ */
+const LEASE_KEEP_MS = 1_000;
 /** How often a held lease refreshes its lock file's mtime. */
 const TOUCH_EVERY_MS = 2_000;
 /** acquireLockFile's `staleMs` when none is given. */
@@ -82,8 +88,16 @@ async function runHeld<T>(lockPath: string, lease: Lease, section: () => Promise
     return await section();
   } finally {
     if (existsSync(wantedPath(lockPath))) letGo(lease);
-    else lease.idleTimer = setTimeout(() => letGo(lease), LEASE_IDLE_MS).unref();
+    else keepWhileIdle(lease, Date.now());
   }
+}
+
+/** Holds an idle lease until another process wants the lock or LEASE_KEEP_MS passed, looking every LEASE_IDLE_MS. */
+function keepWhileIdle(lease: Lease, idleSince: number): void {
+  lease.idleTimer = setTimeout(() => {
+    if (Date.now() - idleSince >= LEASE_KEEP_MS || existsSync(wantedPath(lease.path))) letGo(lease);
+    else keepWhileIdle(lease, idleSince);
+  }, LEASE_IDLE_MS).unref();
 }
 
 function letGo(lease: Lease): void {

@@ -2,7 +2,7 @@
 // Entry files only re-export; the logic lives in the folders named for each
 // responsibility. Hosts, stores, telemetry and tests import from the named
 // subpaths (src/entries/*.ts, listed in package.json `exports` and the README's
-// "Entry points"); test/public-api.test.ts pins this list, so growth is deliberate.
+// "Entry points"); test/entry-points.test.ts pins this list, so growth is deliberate.
 
 // Every error class, and the helpers that read errors
 export * from "./errors.js";

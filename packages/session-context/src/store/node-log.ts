@@ -108,8 +108,13 @@ export class NodeLog {
     return this.state.history.refresh(this.state.requirePaths(sessionId)).byId;
   }
 
-  branch(sessionId: string, fromNodeId?: string | null): SessionNode[] {
+  /** nodeMap for the async readers: a session not yet cached is read with the event loop let through. */
+  async nodeMapYielding(sessionId: string): Promise<ReadonlyMap<string, SessionNode>> {
+    return (await this.state.history.refreshYielding(this.state.requirePaths(sessionId))).byId;
+  }
+
+  async branch(sessionId: string, fromNodeId?: string | null): Promise<SessionNode[]> {
     const start = fromNodeId === undefined ? this.state.readMetaSync(sessionId).head_id : fromNodeId;
-    return walkBranch(this.nodeMap(sessionId), start);
+    return walkBranch(await this.nodeMapYielding(sessionId), start);
   }
 }

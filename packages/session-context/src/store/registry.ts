@@ -20,7 +20,7 @@ import { INDEX_FILE, REGISTRY_LOCK_FILE } from "./layout.js";
 import { readMetaFile } from "./meta-file.js";
 import { RegistryText } from "./registry-text.js";
 import type { SessionMeta, SessionRecord } from "./types.js";
-import { readRegularFile } from "./safe-open.js";
+import { readRegularFile, readRegularFileAsync } from "./safe-open.js";
 
 type Entries = Record<string, SessionRecord>;
 
@@ -82,6 +82,8 @@ export class SessionRegistry {
   private flushing: Promise<void> | null = null;
   private lastFlushMs = 0;
   private inFlight: Map<string, QueuedChange[]> | null = null;
+  /** Counts queued changes leaving the queue or the flush in flight (see readFile). */
+  private handOffs = 0;
   private reportedFailure = false;
   /** index.json's text by entry, for flushes (see RegistryText). */
   private readonly text = new RegistryText();
@@ -140,6 +142,7 @@ export class SessionRegistry {
     // The whole store was removed (a test's temp dir, a deleted home): nothing is left to list.
     if (!existsSync(this.root)) {
       this.pending = new Map();
+      this.handOffs += 1;
       return;
     }
     const started = performance.now();
@@ -151,6 +154,7 @@ export class SessionRegistry {
           // The store was removed while this flush wrote (the check above came just before): as there.
           if (!existsSync(this.root)) {
             this.pending = new Map();
+            this.handOffs += 1;
             return;
           }
           // A read-only or full disk: the changes stay queued and are tried again a second later (the cache is
@@ -218,6 +222,7 @@ export class SessionRegistry {
       const entries = (raw === null ? null : parseEntries(raw)) ?? this.rebuildFromMeta();
       applyQueued(entries, this.pending);
       this.pending = new Map();
+      this.handOffs += 1;
       writeFileAtomicSync(this.indexPath, dumpsPythonIndented(entries));
     } catch {
       // see above: best effort
@@ -244,6 +249,7 @@ export class SessionRegistry {
       applyQueued(entries, orphaned);
       applyQueued(entries, this.pending);
       this.pending = new Map();
+      this.handOffs += 1;
       writeFileAtomicSync(this.indexPath, dumpsPythonIndented(entries));
     } catch {
       // best effort, as in flushSync
@@ -267,7 +273,11 @@ export class SessionRegistry {
 
   /** The entries of index.json as it is on disk (rebuilt from meta.json files when missing or unparsable). */
   private async readFile(): Promise<Entries> {
-    const raw = readOrNull(this.indexPath);
+    // Off the event loop's thread: a listing on a server reads the whole index.json. A change of this process that
+    // left the queue for the file meanwhile is in neither the queue nor maybe the bytes read: then read again, at once.
+    const handOffs = this.handOffs;
+    let raw = await readOrNullAsync(this.indexPath);
+    if (this.handOffs !== handOffs) raw = readOrNull(this.indexPath);
     if (raw !== null && this.cached?.raw.equals(raw)) return this.cached.entries;
     const entries = raw === null ? null : parseEntries(raw);
     if (entries !== null) {
@@ -319,6 +329,7 @@ export class SessionRegistry {
         }
         const taken = this.pending;
         this.pending = new Map();
+        this.handOffs += 1;
         this.inFlight = taken;
         try {
           applyQueued(entries, taken);
@@ -334,6 +345,7 @@ export class SessionRegistry {
           throw error;
         } finally {
           this.inFlight = null;
+          this.handOffs += 1;
         }
       },
       REGISTRY_LOCK,
@@ -478,6 +490,14 @@ export function readRegistryFile(root: string): RegistryReading {
 function readOrNull(path: string): Buffer | null {
   try {
     return readRegularFile(path);
+  } catch {
+    return null;
+  }
+}
+
+async function readOrNullAsync(path: string): Promise<Buffer | null> {
+  try {
+    return await readRegularFileAsync(path);
   } catch {
     return null;
   }

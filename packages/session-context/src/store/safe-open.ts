@@ -10,6 +10,7 @@ import {
   type BigIntStats,
   type Stats,
 } from "node:fs";
+import { open } from "node:fs/promises";
 
 /**
  * Opening a store file, which is someone else's file as much as ours (a
@@ -93,6 +94,21 @@ export function readRegularFile(path: string, encoding?: "utf8"): Buffer | strin
     return encoding === undefined ? Buffer.from(bytes) : bytes.toString(encoding);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * readRegularFile off the event loop's thread (the thread pool reads), for a large file on a server's request path:
+ * the same refusals (a link: ELOOP; anything not a regular file: ENOTREG).
+ */
+export async function readRegularFileAsync(path: string): Promise<Buffer> {
+  const handle = await open(path, READ_FLAGS);
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new NotRegularFileError(path, fileKind(stat));
+    return await handle.readFile();
+  } finally {
+    await handle.close();
   }
 }
 

@@ -1,5 +1,5 @@
-import { existsSync, lstatSync, readdirSync, renameSync, type Stats } from "node:fs";
-import { rm } from "node:fs/promises";
+import { existsSync, lstatSync, type Stats } from "node:fs";
+import { readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import {
   CorruptMetaError,
@@ -82,7 +82,7 @@ export class SessionCatalogue {
     const offset = Math.max(0, options.offset ?? 0);
     const limit = options.limit ?? Number.POSITIVE_INFINITY;
     let entries = await this.state.registry.read();
-    if (this.addUnlisted(entries)) entries = await this.state.registry.read();
+    if (await this.addUnlisted(entries)) entries = await this.state.registry.read();
     const all = Object.values(entries).filter((entry) => options.includeArchived || !entry.archived);
     all.sort((a, b) => (b.updated_at ?? 0) - (a.updated_at ?? 0) || a.id.localeCompare(b.id));
     return all.slice(offset, offset + limit).map((entry) => ({ ...entry }));
@@ -112,11 +112,12 @@ export class SessionCatalogue {
             sessionId,
             "it is running a turn; stop it or wait for it to end, then delete the session",
           );
-        // Moved aside first (one rename): from here on no reader or writer finds the session, so no late write
-        // can bring its registry entry back. Ids never start with ".", so the aside name is never a session.
+        // Moved aside first (one rename, off the event loop's thread): from here on no reader or writer finds the
+        // session, so no late write can bring its registry entry back. Ids never start with ".", so the aside name is
+        // never a session.
         const aside = join(this.state.root, `.deleted-${sessionId}-${randomHex(8)}`);
         try {
-          renameSync(paths.dir, aside);
+          await rename(paths.dir, aside);
         } catch (error) {
           throw new StoreWriteError(paths.dir, error);
         }
@@ -172,11 +173,12 @@ export class SessionCatalogue {
    * is a cache of the sessions' own files). One readdir of the root, done by
    * listings, which read every entry anyway. True when it added any.
    */
-  private addUnlisted(entries: Readonly<Record<string, SessionRecord>>): boolean {
+  private async addUnlisted(entries: Readonly<Record<string, SessionRecord>>): Promise<boolean> {
     let added = false;
     let names: string[];
     try {
-      names = readdirSync(this.state.root);
+      // Off the event loop's thread: a root holds thousands of sessions, and a server lists them often.
+      names = await readdir(this.state.root);
     } catch {
       return false;
     }

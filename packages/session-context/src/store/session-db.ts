@@ -191,7 +191,7 @@ export class SessionDB {
 
   /** One node by id, or null. */
   async getNode(sessionId: string, nodeId: string): Promise<SessionNode | null> {
-    return this.nodes.nodeMap(sessionId).get(nodeId) ?? null;
+    return (await this.nodes.nodeMapYielding(sessionId)).get(nodeId) ?? null;
   }
 
   /**

@@ -28,6 +28,7 @@ export {
 } from "./logging.js";
 export { parseClientFrame, CLIENT_ACTIONS, type ParsedFrame } from "./parse-frame.js";
 export { encodeFrame, MAX_FRAME_BYTES, PROTOCOL_VERSION } from "./protocol.js";
+export { checkServerFrame, SERVER_FRAMES, type ServerFrameType } from "./server-frames.js";
 export type {
   AnswerFrame,
   ChatFrame,

@@ -84,6 +84,8 @@ describe("the web page's files", () => {
       "/markdown.js",
       "/mcp-servers.js",
       "/model-calls.js",
+      "/node-view.js",
+      "/questions.js",
       "/style.css",
       "/summary-block.js",
       "/tool-nodes.js",

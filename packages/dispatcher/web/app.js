@@ -13,7 +13,23 @@ import { showBudgets } from "./budgets.js";
 import { chosenMcpServers, showMcpServers } from "./mcp-servers.js";
 import { isToolNode, toolBlock } from "./tool-nodes.js";
 import { createBranchView } from "./branches.js";
+import { createQuestionDialog } from "./questions.js";
 import { addCompactButton, compactionNote, foldSummary, summaryIdOf } from "./summary-block.js";
+import {
+  failureBlock,
+  failureOf,
+  failureText,
+  formatDuration,
+  formatTime,
+  hasParsedOutput,
+  nameElement,
+  parsedBlock,
+  replyValue,
+  resultBlock,
+  span,
+  stringOf,
+  text,
+} from "./node-view.js";
 
 /**
  * @typedef {import("../src/protocol.js").ServerFrame} ServerFrame
@@ -51,8 +67,6 @@ import { addCompactButton, compactionNote, foldSummary, summaryIdOf } from "./su
  *   "program-input": HTMLTextAreaElement,
  *   "program-json": HTMLDetailsElement,
  *   "program-select": HTMLSelectElement,
- *   "question-answer": HTMLInputElement,
- *   "question-dialog": HTMLDialogElement,
  *   "run-submit": HTMLButtonElement,
  *   "session-search": HTMLInputElement,
  *   "show-archived": HTMLInputElement,
@@ -102,10 +116,6 @@ const state = {
   calls: new Map(),
   status: "",
   busy: false,
-  /** @type {Map<string, QuestionFrame>} */
-  questions: new Map(),
-  /** @type {string | null} */
-  shownQuestion: null,
   /** @type {ProgramInfo[]} */
   programs: [],
   /** @type {string | null} */
@@ -174,8 +184,7 @@ function connect() {
 /** While the socket is down nothing can be answered: questions go until the dispatcher sends them again. */
 function disconnected() {
   setBusy(false);
-  state.questions = new Map();
-  if (state.shownQuestion !== null) closeQuestion();
+  questions.forgetAll();
 }
 
 /**
@@ -246,12 +255,9 @@ function handle(frame) {
       requestSessions();
       return;
     case "question":
-      state.questions.set(frame.question_id, frame);
-      return showNextQuestion();
+      return questions.ask(frame);
     case "question_closed":
-      state.questions.delete(frame.question_id);
-      if (state.shownQuestion === frame.question_id) closeQuestion();
-      return;
+      return questions.closed(frame.question_id);
     case "turn_done":
       if (frame.session_id === state.sessionId) {
         setBusy(false);
@@ -280,9 +286,7 @@ function handle(frame) {
     case "resync":
       // Frames may have been missed: what was streamed and asked is sent again, after the snapshot.
       if (frame.session_id === state.sessionId) state.streams = new Map();
-      for (const [id, question] of state.questions)
-        if (question.session_id === frame.session_id) state.questions.delete(id);
-      if (state.shownQuestion !== null && !state.questions.has(state.shownQuestion)) closeQuestion();
+      questions.forgetSession(frame.session_id);
       return scheduleRender();
     case "unsubscribed":
       return;
@@ -539,58 +543,6 @@ function replyText(node) {
   return partial ? `${partial}\n${why}` : why;
 }
 
-/**
- * The error a node recorded (ours in metadata.error, or Python's output {error}), or null.
- * @param {SessionNode} node
- * @returns {Failure | null}
- */
-function failureOf(node) {
-  const error = /** @type {Record<string, unknown> | null | undefined} */ (node.metadata.error);
-  if (error && typeof error === "object") {
-    return {
-      code: typeof error.code === "string" ? error.code : "error",
-      name: typeof error.name === "string" ? error.name : "Error",
-      message: typeof error.message === "string" ? error.message : "",
-      frames: Array.isArray(error.frames) ? /** @type {StackFrame[]} */ (error.frames) : [],
-    };
-  }
-  const output = /** @type {{ error?: unknown } | null | undefined} */ (node.output);
-  if (node.metadata.status === "error" && output && typeof output.error === "string")
-    return { code: "error", name: "Error", message: output.error, frames: [] };
-  return null;
-}
-
-/**
- * A node's error as the page shows it (ours in metadata.error, or Python's output {error}).
- * @typedef {{ code: string, name: string, message: string, frames: StackFrame[] }} Failure
- */
-/**
- * A place in the program's files the error came through (the node's `metadata.error.frames`).
- * @typedef {{ file: string, line: number, column: number, function?: string | null }} StackFrame
- */
-
-/**
- * As the CLI prints it: `error [label]: message`, then where it came from in the program's files.
- * @param {Failure} failure
- */
-function failureText(failure) {
-  const label = failure.code === "error" && failure.name && failure.name !== "Error" ? failure.name : failure.code;
-  const lines = [`error [${label}]: ${failure.message}`];
-  for (const frame of failure.frames) {
-    const where = `${frame.file}:${frame.line}:${frame.column}`;
-    lines.push(`  at ${frame.function ? `${frame.function} (${where})` : where}`);
-  }
-  return lines.join("\n");
-}
-
-/** @param {Failure} failure */
-function failureBlock(failure) {
-  const pre = document.createElement("pre");
-  pre.className = "failure";
-  pre.textContent = failureText(failure);
-  return pre;
-}
-
 /** Under the session bar: why the session's last turn failed, when it did (its last top-level node failed). */
 function renderSessionFailure() {
   /** @type {SessionNode | null} */
@@ -762,109 +714,6 @@ function summaryAppliesTo(node, onBranch) {
   return node.id === state.summaryId && Array.isArray(covers) && covers.every((id) => onBranch.has(id));
 }
 
-/**
- * @param {unknown} value
- * @param {string} owner
- */
-function resultBlock(value, owner) {
-  const block = document.createElement("div");
-  block.className = "result";
-  block.append(formatValue(value, `${owner}:result`));
-  return block;
-}
-
-/**
- * True for an llm node whose reply was parsed against the exec's schema (`exec(..., { schema })`).
- * @param {SessionNode} node
- */
-function hasParsedOutput(node) {
-  return node.metadata.status === "completed" && "parsed_output" in node.metadata;
-}
-
-/**
- * What a finished reply shows: its parsed value when it has one, else its text.
- * @param {SessionNode} node
- */
-function replyValue(node) {
-  return hasParsedOutput(node) ? node.metadata.parsed_output : node.output;
-}
-
-/**
- * The parsed value of a structured reply in the call tree, as a tree under its label.
- * @param {SessionNode} node
- */
-function parsedBlock(node) {
-  const block = document.createElement("div");
-  block.className = "parsed-output";
-  block.append(span("tool-label", "parsed"), formatValue(node.metadata.parsed_output, `${node.id}:parsed`));
-  return block;
-}
-
-/**
- * An ask_user node's answer, as the CLI's tree shows it.
- * @param {SessionNode} node
- */
-function answerOf(node) {
-  return node.output === null || node.output === undefined ? "" : ` → ${stringOf(node.output)}`;
-}
-
-/** @param {SessionNode} node */
-function nameElement(node) {
-  if (node.role === "user")
-    return span("name", node.name === "ask_user" ? `ask_user: ${stringOf(node.input)}${answerOf(node)}` : "message");
-  const element = document.createElement("strong");
-  element.className = "name";
-  element.textContent = node.name;
-  return element;
-}
-
-// ---- questions ----------------------------------------------------------------
-
-function showNextQuestion() {
-  const dialog = $("question-dialog");
-  if (state.shownQuestion && state.questions.has(state.shownQuestion)) return;
-  const next = [...state.questions.values()][0];
-  if (!next) return;
-  state.shownQuestion = next.question_id;
-  $("question-text").textContent = next.question;
-  $("question-error").hidden = true;
-  const choices = $("question-choices");
-  choices.replaceChildren(
-    ...(next.choices ?? []).map((choice) => {
-      const button = document.createElement("button");
-      button.type = "button";
-      button.textContent = choice;
-      button.addEventListener("click", () => answerQuestion(next, choice));
-      return button;
-    }),
-  );
-  $("question-free").hidden = Array.isArray(next.choices) && next.choices.length > 0;
-  $("question-answer").value = "";
-  if (!dialog.open) dialog.showModal();
-}
-
-/**
- * Answers with the question's session: a question asked before a restart then resumes its turn.
- * @param {QuestionFrame} question
- * @param {string} value
- */
-function answerQuestion(question, value) {
-  send({
-    type: "answer",
-    session_id: question.session_id,
-    question_id: question.question_id,
-    value,
-    client_msg_id: newRef(),
-  });
-}
-
-function closeQuestion() {
-  state.shownQuestion = null;
-  const dialog = $("question-dialog");
-  if (dialog.open) dialog.close();
-  showNextQuestion();
-}
-
 // ---- programs -------------------------------------------------------------------
 
 function renderPrograms() {
@@ -893,39 +742,6 @@ function showProgramDoc() {
 }
 
 // ---- helpers --------------------------------------------------------------------
-
-/**
- * @param {string} className
- * @param {string} content
- */
-function span(className, content) {
-  const element = document.createElement("span");
-  element.className = className;
-  element.textContent = content;
-  return element;
-}
-
-/** @param {string} content */
-function text(content) {
-  return document.createTextNode(content);
-}
-
-/** @param {unknown} value */
-function stringOf(value) {
-  if (typeof value === "string") return value;
-  if (value === null || value === undefined) return "";
-  return JSON.stringify(value);
-}
-
-/** @param {unknown} seconds */
-function formatTime(seconds) {
-  return typeof seconds === "number" ? new Date(seconds * 1000).toLocaleString() : "";
-}
-
-/** @param {number} seconds */
-function formatDuration(seconds) {
-  return seconds < 1 ? `${Math.round(seconds * 1000)} ms` : `${seconds.toFixed(2)} s`;
-}
 
 /**
  * As the CLI prints it: the code, or the class name of a program's own error (code "error").
@@ -974,6 +790,8 @@ function startTurn(frame) {
   if (sent) setBusy(true);
   return ref;
 }
+
+const questions = createQuestionDialog({ send, newRef });
 
 const branches = createBranchView({
   send,
@@ -1054,11 +872,6 @@ $("delete-session").addEventListener("click", () => {
     send({ type: "delete_session", session_id: state.sessionId });
   }
 });
-$("question-form").addEventListener("submit", (event) => {
-  event.preventDefault();
-  const question = state.shownQuestion === null ? undefined : state.questions.get(state.shownQuestion);
-  if (question) answerQuestion(question, $("question-answer").value);
-});
 $("resume-turn").addEventListener("click", () => {
   if (!state.sessionId || !state.resumable) return;
   hideError();
@@ -1067,10 +880,6 @@ $("resume-turn").addEventListener("click", () => {
     setBusy(true);
   }
 });
-$("question-decline").addEventListener("click", () => {
-  if (state.shownQuestion) send({ type: "decline", question_id: state.shownQuestion });
-});
-$("question-dialog").addEventListener("cancel", (event) => event.preventDefault());
 $("token-form").addEventListener("submit", (event) => {
   event.preventDefault();
   sessionStorage.setItem("openprogram.token", $("token-input").value);

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { withLeasedLock } from "../src/store/lease-lock.js";
+import { keepLeaseThroughTurn, withLeasedLock } from "../src/store/lease-lock.js";
 import { removeTree } from "../src/testing/index.js";
 
 const reads = vi.hoisted(() => ({ of: null as string | null, count: 0 }));
@@ -66,8 +66,9 @@ describe("a leased lock", () => {
     expect(ran).toBe(true);
   });
 
-  it("outlives gaps of a model's reply between sections, and is let go soon after another process wants it", async () => {
+  it("used by a turn, outlives gaps of a model's reply between sections, and is let go soon after another process wants it", async () => {
     const lock = join(dir, "lock");
+    const endTurn = keepLeaseThroughTurn(lock);
     await withLeasedLock(lock, async () => undefined, { staleMs: 10_000 });
     // The file names its holder with a token new at each taking.
     const taken = readFileSync(lock, "utf8");
@@ -83,14 +84,17 @@ describe("a leased lock", () => {
     while (existsSync(lock) && Date.now() - asked < 5_000) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(existsSync(lock)).toBe(false);
     expect(Date.now() - asked).toBeLessThan(900);
+    endTurn();
   });
 
-  it("is let go by itself once idle for a while, leaving no lock file", async () => {
+  it("used by no turn, is let go at its first idle look, leaving no lock file", async () => {
     const lock = join(dir, "lock");
     await withLeasedLock(lock, async () => undefined, { staleMs: 10_000 });
     expect(existsSync(lock)).toBe(true);
     const since = Date.now();
-    while (existsSync(lock) && Date.now() - since < 10_000) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (existsSync(lock) && Date.now() - since < 10_000) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(existsSync(lock)).toBe(false);
+    // Not kept as a turn's lease is (up to a second).
+    expect(Date.now() - since).toBeLessThan(900);
   });
 });

@@ -26,11 +26,15 @@ interface Lease {
 /** How often an idle lease looks for another process's `.wanted` marker (how long such a process waits at most). */
 const LEASE_IDLE_MS = 20;
 /**
- * How long a lease outlives its last section when nobody else wants the lock. A turn's writes come a model's
- * reply apart (hundreds of ms): let go after each, every write created and removed the lock file again, two file
- * creations' worth of journal work per node under a server's concurrent turns.
+ * How long a lease outlives its last section, while a turn of this process uses the lock (keepLeaseThroughTurn)
+ * and nobody else wants it. A turn's writes come a model's reply apart (hundreds of ms): let go after each, every
+ * write created and removed the lock file again, two file creations' worth of journal work per node under a
+ * server's concurrent turns. Outside a turn a lease is let go at its first idle look, as before.
  */
 const LEASE_KEEP_MS = 1_000;
+
+/** Lock paths a turn of this process is using, with how many such turns. */
+const turnsUsing = new Map<string, number>();
 /** How often a held lease refreshes its lock file's mtime. */
 const TOUCH_EVERY_MS = 2_000;
 /** acquireLockFile's `staleMs` when none is given. */
@@ -92,10 +96,30 @@ async function runHeld<T>(lockPath: string, lease: Lease, section: () => Promise
   }
 }
 
-/** Holds an idle lease until another process wants the lock or LEASE_KEEP_MS passed, looking every LEASE_IDLE_MS. */
+/**
+ * Marks the lock as used by a turn of this process until the returned function is called: its lease then
+ * outlives idle gaps up to LEASE_KEEP_MS (see there).
+ */
+export function keepLeaseThroughTurn(lockPath: string): () => void {
+  turnsUsing.set(lockPath, (turnsUsing.get(lockPath) ?? 0) + 1);
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    const left = (turnsUsing.get(lockPath) ?? 1) - 1;
+    if (left > 0) turnsUsing.set(lockPath, left);
+    else turnsUsing.delete(lockPath);
+  };
+}
+
+/**
+ * Holds an idle lease, looking every LEASE_IDLE_MS, until another process wants the lock, or no turn of this
+ * process uses it, or LEASE_KEEP_MS passed.
+ */
 function keepWhileIdle(lease: Lease, idleSince: number): void {
   lease.idleTimer = setTimeout(() => {
-    if (Date.now() - idleSince >= LEASE_KEEP_MS || existsSync(wantedPath(lease.path))) letGo(lease);
+    const keepMs = turnsUsing.has(lease.path) ? LEASE_KEEP_MS : 0;
+    if (Date.now() - idleSince >= keepMs || existsSync(wantedPath(lease.path))) letGo(lease);
     else keepWhileIdle(lease, idleSince);
   }, LEASE_IDLE_MS).unref();
 }

@@ -4,6 +4,7 @@ import { clipLine, clipText } from "../messages/clip-text.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import { statusWhenIdle } from "./abandoned-turn.js";
 import type { NodeLog } from "./node-log.js";
+import { keepLeaseThroughTurn } from "./lease-lock.js";
 import { assertSafeToWrite } from "./safe-paths.js";
 import type { EndTurnOptions } from "./session-db-options.js";
 import type { StoreState } from "./store-state.js";
@@ -27,6 +28,9 @@ export class TurnLifecycle {
     private readonly recovery: TurnRecovery,
   ) {}
 
+  /** By turn: ends the turn's claim on keeping the session lock between its writes (keepLeaseThroughTurn). */
+  private readonly keptLeases = new Map<string, () => void>();
+
   async beginTurn(sessionId: string, turnId: string): Promise<void> {
     const paths = this.state.requirePaths(sessionId);
     assertSafeToWrite(paths, [paths.turns]);
@@ -34,6 +38,9 @@ export class TurnLifecycle {
       if (!existsSync(paths.meta)) throw new SessionNotFoundError(sessionId);
       takeTurnLease(paths, turnId);
     });
+    // The turn's writes come a model's reply apart: the session lock is kept between them (lease-lock.ts).
+    this.keptLeases.get(turnKey(sessionId, turnId))?.();
+    this.keptLeases.set(turnKey(sessionId, turnId), keepLeaseThroughTurn(paths.lock));
     await this.setStatus(sessionId, "running");
   }
 
@@ -89,6 +96,8 @@ export class TurnLifecycle {
       throw error;
     } finally {
       releaseTurnLease(paths, turnId);
+      this.keptLeases.get(turnKey(sessionId, turnId))?.();
+      this.keptLeases.delete(turnKey(sessionId, turnId));
     }
   }
 
@@ -115,4 +124,8 @@ function summariseInput(input: unknown): string {
     if (typeof first === "string") return JSON.stringify(clipText(first, 60));
   }
   return "";
+}
+
+function turnKey(sessionId: string, turnId: string): string {
+  return `${sessionId}\u0000${turnId}`;
 }

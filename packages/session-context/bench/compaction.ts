@@ -18,7 +18,7 @@ import {
 } from "../src/compaction/token-count.js";
 import { usageBound } from "../src/compaction/usage-estimate.js";
 import { renderPrompt } from "../src/prompt/render-prompt.js";
-import { walkBranch } from "../src/store/session-db.js";
+import { walkBranch } from "../src/store/walk-branch.js";
 import type { SessionNode } from "../src/store/types.js";
 import { tokenHistory } from "./token-history.js";
 

@@ -4,15 +4,15 @@
 // through sessionContext; errors come from the root.
 
 // The store
-export {
-  SessionDB,
-  walkBranch,
-  type CreateSessionOptions,
-  type ListSessionsOptions,
-  type OpenSessionOptions,
-  type SessionDBOptions,
-  type SessionPatch,
-} from "../store/session-db.js";
+export { SessionDB } from "../store/session-db.js";
+export type {
+  CreateSessionOptions,
+  ListSessionsOptions,
+  OpenSessionOptions,
+  SessionDBOptions,
+  SessionPatch,
+} from "../store/session-db-options.js";
+export { walkBranch } from "../store/walk-branch.js";
 export { SessionNodeWriter } from "../store/node-writer.js";
 export { isUnfinished, nodeStatus, type NodeStatus } from "../store/node-status.js";
 export { openStore } from "../store/open-store.js";

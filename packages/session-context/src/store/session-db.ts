@@ -29,17 +29,6 @@ import type {
   UpdateOptions,
 } from "./types.js";
 
-// The package entry names these beside SessionDB; each lives in the file that owns it.
-export type {
-  CreateSessionOptions,
-  EndTurnOptions,
-  ListSessionsOptions,
-  OpenSessionOptions,
-  SessionDBOptions,
-  SessionPatch,
-} from "./session-db-options.js";
-export { walkBranch } from "./walk-branch.js";
-
 /**
  * The git-backed session store: one directory and one git repository per
  * session, in exactly the layout of the Python OpenProgram store.

@@ -48,6 +48,21 @@ export interface Step {
   program?: string;
 }
 
+/** The reference trip: a plan with one answer, then a refinement in the same session. */
+export const TRIP_STEPS: Step[] = [
+  { exportName: "planTrip", input: { destination: "Lisbon", days: 3 }, answers: ["comfort"] },
+  { exportName: "refinePlan", input: { request: "Make day two cheaper." }, answers: [] },
+];
+
+/** Deterministic replies: the same request sequence gets the same answers in every entry. */
+export const tripReply = (
+  request: { json: { messages?: Array<{ role: string; content: string }> } },
+  index: number,
+): string => {
+  const last = [...(request.json.messages ?? [])].reverse().find((message) => message.role === "user")?.content ?? "";
+  return `reply #${index + 1}: ${last.split("\n")[0]?.slice(0, 40) ?? ""}`;
+};
+
 /** What a step did, as the entry reported it. */
 export interface StepOutcome {
   sessionId: string;

@@ -3,18 +3,7 @@
 // a diff of what differed, labelled with the entry.
 import { beforeAll, describe, expect, it } from "vitest";
 import { dagShape, type NodeShape } from "./dag-shape.js";
-import { ENTRIES, runScenario, type EntryRun, type Step } from "./entries.js";
-
-const STEPS: Step[] = [
-  { exportName: "planTrip", input: { destination: "Lisbon", days: 3 }, answers: ["comfort"] },
-  { exportName: "refinePlan", input: { request: "Make day two cheaper." }, answers: [] },
-];
-
-/** Deterministic replies: the same request sequence gets the same answers in every entry. */
-const reply = (request: { json: { messages?: Array<{ role: string; content: string }> } }, index: number): string => {
-  const last = [...(request.json.messages ?? [])].reverse().find((message) => message.role === "user")?.content ?? "";
-  return `reply #${index + 1}: ${last.split("\n")[0]?.slice(0, 40) ?? ""}`;
-};
+import { ENTRIES, runScenario, TRIP_STEPS, tripReply, type EntryRun } from "./entries.js";
 
 function shapes(run: EntryRun): NodeShape[] {
   const sessionId = run.outcomes[0]?.sessionId as string;
@@ -23,7 +12,7 @@ function shapes(run: EntryRun): NodeShape[] {
 
 let reference: EntryRun;
 beforeAll(async () => {
-  reference = await runScenario("in-process", STEPS, reply);
+  reference = await runScenario("in-process", TRIP_STEPS, tripReply);
 });
 
 describe("the reference run (in-process) records what the program does", () => {
@@ -75,7 +64,7 @@ describe.each(ENTRIES.filter((entry) => entry !== "in-process"))(
   (entry) => {
     let run: EntryRun;
     beforeAll(async () => {
-      run = await runScenario(entry, STEPS, reply);
+      run = await runScenario(entry, TRIP_STEPS, tripReply);
     });
 
     it("returns the same results, creating the session once and continuing it with the returned id", () => {

@@ -21,21 +21,13 @@ import {
   parityEnv,
   REFERENCE_PROGRAM,
   runStep,
+  TRIP_STEPS,
+  tripReply,
   type EntryName,
   type Step,
   type StepOutcome,
   type Workspace,
 } from "./entries.js";
-
-const STEPS: Step[] = [
-  { exportName: "planTrip", input: { destination: "Lisbon", days: 3 }, answers: ["comfort"] },
-  { exportName: "refinePlan", input: { request: "Make day two cheaper." }, answers: [] },
-];
-
-const reply = (request: { json: { messages?: Array<{ role: string; content: string }> } }, index: number): string => {
-  const last = [...(request.json.messages ?? [])].reverse().find((message) => message.role === "user")?.content ?? "";
-  return `reply #${index + 1}: ${last.split("\n")[0]?.slice(0, 40) ?? ""}`;
-};
 
 interface Recorded {
   files: string[];
@@ -87,7 +79,7 @@ async function runInChildUnderReplay(workspace: Workspace, step: Step, sessionId
 async function replayThrough(entry: EntryName | "child-under-replay"): Promise<Recorded> {
   const outcomes: StepOutcome[] = [];
   let root = "";
-  for (const [index, step] of STEPS.entries()) {
+  for (const [index, step] of TRIP_STEPS.entries()) {
     const workspace = replayWorkspace(entry, recorded.files[index]!);
     root = workspace.root;
     const sessionId = outcomes[0]?.sessionId;
@@ -103,11 +95,11 @@ async function replayThrough(entry: EntryName | "child-under-replay"): Promise<R
 
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), "openprogram-recording-parity-"));
-  const live = await createWorkspace(reply);
+  const live = await createWorkspace(tripReply);
   try {
-    const files = STEPS.map((_step, index) => join(home, `turn-${index + 1}.jsonl`));
+    const files = TRIP_STEPS.map((_step, index) => join(home, `turn-${index + 1}.jsonl`));
     const outcomes: StepOutcome[] = [];
-    for (const [index, step] of STEPS.entries()) {
+    for (const [index, step] of TRIP_STEPS.entries()) {
       const recording = { ...live, env: { ...live.env, OPENPROGRAM_RECORD: files[index]! } };
       outcomes.push(await runStep("cli", recording, step, outcomes[0]?.sessionId));
     }

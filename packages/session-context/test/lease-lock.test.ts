@@ -87,6 +87,15 @@ describe("a leased lock", () => {
     endTurn();
   });
 
+  it("is let go as soon as the turn using it ends, when no section runs", async () => {
+    const lock = join(dir, "lock");
+    const endTurn = keepLeaseThroughTurn(lock);
+    await withLeasedLock(lock, async () => undefined, { staleMs: 10_000 });
+    expect(existsSync(lock)).toBe(true);
+    endTurn();
+    expect(existsSync(lock)).toBe(false);
+  });
+
   it("used by no turn, is let go at its first idle look, leaving no lock file", async () => {
     const lock = join(dir, "lock");
     await withLeasedLock(lock, async () => undefined, { staleMs: 10_000 });

@@ -107,8 +107,14 @@ export function keepLeaseThroughTurn(lockPath: string): () => void {
     if (ended) return;
     ended = true;
     const left = (turnsUsing.get(lockPath) ?? 1) - 1;
-    if (left > 0) turnsUsing.set(lockPath, left);
-    else turnsUsing.delete(lockPath);
+    if (left > 0) {
+      turnsUsing.set(lockPath, left);
+      return;
+    }
+    turnsUsing.delete(lockPath);
+    // The turn is over: an idle lease is let go now, so no lock file outlives the turn's return.
+    const lease = leases.get(lockPath);
+    if (lease?.idleTimer) letGo(lease);
   };
 }
 

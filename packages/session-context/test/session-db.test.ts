@@ -313,8 +313,12 @@ describe("bad input", () => {
     return running;
   }
 
-  /** The registry file's identity: every write renames a new file into place. */
-  function registryVersion(): string {
+  /**
+   * The registry file's identity (every write renames a new file into place), once the queued changes of the store
+   * and of `readers` are written: queued entries reach the file shortly after, later still on a loaded machine.
+   */
+  async function registryVersion(...readers: SessionDB[]): Promise<string> {
+    for (const db of [store.db, ...readers]) await db.flushRegistry();
     const stats = statSync(join(store.root, "index.json"));
     return `${stats.ino}:${stats.mtimeMs}`;
   }
@@ -323,7 +327,7 @@ describe("bad input", () => {
     await store.db.createSession({ id: "crashed" });
     await store.db.createSession({ id: "other" });
     const running = await crash("crashed");
-    const before = registryVersion();
+    const before = await registryVersion();
 
     const reader = new SessionDB({ root: store.root });
     for (let read = 0; read < 20; read++) {
@@ -331,7 +335,7 @@ describe("bad input", () => {
       expect((await reader.listSessions()).find((entry) => entry.id === "crashed")?.status).toBe("running");
     }
     expect((await reader.loadNodes("crashed")).find((node) => node.id === running.id)?.metadata.status).toBe("running");
-    expect(registryVersion()).toBe(before);
+    expect(await registryVersion(reader)).toBe(before);
   });
 
   /** Enters a session for a turn that writes nothing, as every entry point does. */
@@ -342,12 +346,12 @@ describe("bad input", () => {
   it("opening a session never recovers: recovery is an explicit step", async () => {
     await store.db.createSession({ id: "crashed" });
     await crash("crashed");
-    const before = registryVersion();
+    const before = await registryVersion();
 
     const reopened = new SessionDB({ root: store.root });
     expect(await reopened.openSession("crashed", { create: false })).toBe(false);
     expect((await reopened.getSession("crashed"))?.status).toBe("running");
-    expect(registryVersion()).toBe(before);
+    expect(await registryVersion(reopened)).toBe(before);
     expect(await reopened.recover("crashed")).toBe(true);
     expect((await reopened.getSession("crashed"))?.status).toBe("idle");
     expect(await reopened.recover("crashed")).toBe(false);
@@ -375,9 +379,9 @@ describe("bad input", () => {
     await enterForTurn(opener, "twice");
     // Status says running, but no lease file: the first check of this instance already ran, so no second look.
     await store.db.setStatus("twice", "running");
-    const before = registryVersion();
+    const before = await registryVersion();
     await enterForTurn(opener, "twice");
-    expect(registryVersion()).toBe(before);
+    expect(await registryVersion(opener)).toBe(before);
     expect((await opener.getSession("twice"))?.status).toBe("running");
     // A turn of another process dies, leaving its lease: the next entry recovers it.
     await crash("twice");

@@ -33,7 +33,17 @@ vi.mock("node:fs", async () => {
       fail();
       return actual.mkdirSync(...args);
     },
-    // Opening for writing fails; opening for reading (and fsync of a directory) still works.
+    // Opening for writing fails, on this thread or on the pool (createOffThread); opening for reading (and fsync
+    // of a directory) still works.
+    open: (path: NodeFs.PathLike, ...rest: unknown[]): void => {
+      const callback = rest.pop() as (error: NodeJS.ErrnoException | null, fd?: number) => void;
+      const flags = rest[0];
+      if (faults.errno && typeof flags === "string" && /[wa]/.test(flags)) {
+        process.nextTick(callback, Object.assign(new Error(`${faults.errno}: injected fault`), { code: faults.errno }));
+        return;
+      }
+      (actual.open as (...args: unknown[]) => void)(path, ...rest, callback);
+    },
     openSync: (path: NodeFs.PathLike, flags: NodeFs.OpenMode = "r", mode?: NodeFs.Mode): number => {
       if (typeof flags === "string" && /[wa]/.test(flags)) fail();
       return actual.openSync(path, flags, mode);

@@ -63,6 +63,16 @@ vi.mock("node:fs", async () => {
       seen.inFlightAtRename.push(seen.inFlight);
       actual.rename(from, to, callback);
     },
+    // The store creates its temp files and lock files on the thread pool (createOffThread).
+    open: (path: NodeFs.PathLike, ...rest: unknown[]): void => {
+      const callback = rest.pop() as (error: NodeJS.ErrnoException | null, fd?: number) => void;
+      if (String(path).endsWith("index.lock")) seen.inFlightAtCommitLock = seen.inFlight;
+      if (seen.failOpenOf !== null && String(path).includes(seen.failOpenOf) && String(path).includes(".tmp-")) {
+        process.nextTick(callback, Object.assign(new Error("ENOSPC: injected"), { code: "ENOSPC" }));
+        return;
+      }
+      (actual.open as (...args: unknown[]) => void)(path, ...rest, callback);
+    },
     openSync: (path: NodeFs.PathLike, flags: NodeFs.OpenMode = "r", mode?: NodeFs.Mode): number => {
       if (String(path).endsWith("index.lock")) seen.inFlightAtCommitLock = seen.inFlight;
       if (seen.failOpenOf !== null && String(path).includes(seen.failOpenOf) && String(path).includes(".tmp-"))

@@ -1,4 +1,11 @@
-import { closeSync, openSync, rename as renameWithCallback, unlinkSync, write, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  open as openWithCallback,
+  rename as renameWithCallback,
+  unlinkSync,
+  write,
+  writeFileSync,
+} from "node:fs";
 import { open, rename, unlink, type FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { StoreWriteError } from "../errors.js";
@@ -61,10 +68,10 @@ export async function writeFileAtomic(path: string, data: string | Uint8Array): 
  * Why grouped: the fsyncs are what a durable write waits for, and fsyncs that
  * run at the same time share the file system's journal commit, so a node file
  * and meta.json cost about one write's wait instead of two. The fsyncs, the
- * renames (see renameOffThread) and writes of more than SYNC_WRITE_LIMIT go to
- * libuv's thread pool; the opens and small writes into the page cache are made
- * on this thread, since each hand-off to the pool cost more system time than
- * the call it moved.
+ * renames (see renameOffThread), the temp files' creation (createOffThread) and
+ * writes of more than SYNC_WRITE_LIMIT go to libuv's thread pool; the small
+ * writes into the page cache and the closes are made on this thread, since a
+ * hand-off to the pool costs more than such a call.
  */
 export async function writeFilesAtomic(files: readonly FileWrite[]): Promise<void> {
   const { durable } = await renameFilesDurably(files);
@@ -117,7 +124,7 @@ export async function renameFilesInPlace(
       current = file.path;
       const entry = { path: file.path, temporary: tempPathFor(file.path), fd: null as number | null, renamed: false };
       staged.push(entry);
-      entry.fd = openSync(entry.temporary, "wx", FILE_MODE);
+      entry.fd = await createOffThread(entry.temporary);
       if (file.data.length <= SYNC_WRITE_LIMIT) writeFileSync(entry.fd, file.data);
       else await writeOnPool(entry.fd, file.data);
     }
@@ -152,6 +159,23 @@ export async function renameFilesInPlace(
  */
 export function renameOffThread(from: string, to: string): Promise<void> {
   return new Promise((resolve, reject) => renameWithCallback(from, to, (error) => (error ? reject(error) : resolve())));
+}
+
+/**
+ * Creates a new file (O_EXCL, FILE_MODE) on libuv's thread pool and resolves to its descriptor. Creating a file
+ * waits for the file system's journal like a rename does: measured under the peers' agent turn, a node's temp
+ * file took 0.1 to 1.2 ms to create where opening an existing file took 0.06 ms, all of it blocking the event
+ * loop when made on its thread. The write into the page cache and the close that follow stay on this thread.
+ */
+export function createOffThread(path: string, mode: number = FILE_MODE): Promise<number> {
+  return openOffThread(path, "wx", mode);
+}
+
+/** open(2) on libuv's thread pool, for an open that may create a file (see createOffThread). */
+export function openOffThread(path: string, flags: string | number, mode: number = FILE_MODE): Promise<number> {
+  return new Promise((resolve, reject) =>
+    openWithCallback(path, flags, mode, (error, fd) => (error ? reject(error) : resolve(fd))),
+  );
 }
 
 /** Writes larger than this (a big node, a registry of thousands of sessions) go to the thread pool. */

@@ -1,7 +1,7 @@
-import { closeSync, constants, mkdirSync, openSync, readdirSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, mkdirSync, readdirSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { StoreWriteError } from "../errors.js";
-import { DIR_MODE, FILE_MODE } from "./atomic-file.js";
+import { DIR_MODE, FILE_MODE, openOffThread } from "./atomic-file.js";
 import { isProcessAlive, processIdentity } from "./file-lock.js";
 import type { SessionPaths } from "./layout.js";
 import { isOtherHostProcessAlive } from "./other-hosts.js";
@@ -15,17 +15,17 @@ const WRITE_NO_FOLLOW = constants.O_WRONLY | constants.O_CREAT | constants.O_TRU
  * turn. A session whose status says "running" but whose leases all belong to
  * dead processes was left behind by a crash and can be recovered.
  */
-export function takeTurnLease(paths: SessionPaths, turnId: string): void {
+export async function takeTurnLease(paths: SessionPaths, turnId: string): Promise<void> {
   const lease = join(paths.turns, leaseName(turnId));
   try {
-    writeLease(lease);
+    await writeLease(lease);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw new StoreWriteError(lease, error);
     // The session's first turn here (or one written by the Python store): `.state/turns/` is made then, not
     // looked for at every turn.
     try {
       mkdirSync(paths.turns, { recursive: true, mode: DIR_MODE });
-      writeLease(lease);
+      await writeLease(lease);
     } catch (retried) {
       throw new StoreWriteError(lease, retried);
     }
@@ -33,9 +33,10 @@ export function takeTurnLease(paths: SessionPaths, turnId: string): void {
 }
 
 /** Not fsynced: a lease only says which live process runs the turn, and a crash that loses it is the case recovery handles. */
-function writeLease(path: string): void {
+async function writeLease(path: string): Promise<void> {
   const { pid, host } = processIdentity();
-  const fd = openSync(path, WRITE_NO_FOLLOW, FILE_MODE);
+  // Created on the thread pool: a file creation waits on the journal (see createOffThread).
+  const fd = await openOffThread(path, WRITE_NO_FOLLOW, FILE_MODE);
   try {
     writeSync(fd, `${pid} ${host} ${Date.now()}\n`);
   } finally {

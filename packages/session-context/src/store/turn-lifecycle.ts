@@ -36,7 +36,7 @@ export class TurnLifecycle {
     assertSafeToWrite(paths, [paths.turns]);
     await this.state.withSessionLock(sessionId, async () => {
       if (!existsSync(paths.meta)) throw new SessionNotFoundError(sessionId);
-      takeTurnLease(paths, turnId);
+      await takeTurnLease(paths, turnId);
     });
     // The turn's writes come a model's reply apart: the session lock is kept between them (lease-lock.ts).
     this.keptLeases.get(turnKey(sessionId, turnId))?.();

@@ -1,9 +1,9 @@
-import { statSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { open, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { StoreWriteError } from "../errors.js";
 import type { UsageBucket } from "../usage/usage-buckets.js";
-import { FILE_MODE, renameOffThread, tempPathFor } from "./atomic-file.js";
+import { createOffThread, FILE_MODE, renameOffThread, tempPathFor } from "./atomic-file.js";
 import type { SessionPaths } from "./layout.js";
 import { reportStoreProblem } from "./registry.js";
 import { readRegularFile } from "./safe-open.js";
@@ -110,14 +110,19 @@ export function historyFingerprint(sessionDir: string): string {
 }
 
 /**
- * The same, written on this thread (a small file into the page cache, as cheap as the hand-offs to the thread
- * pool that writing it there took) and renamed over the old total on the pool: that rename frees the old file
- * and waits for the journal (see renameOffThread).
+ * The same, created on the thread pool (a creation waits on the journal: see createOffThread), written on this
+ * thread (a small file into the page cache, cheaper than another hand-off) and renamed over the old total on the
+ * pool: that rename frees the old file and waits for the journal too (see renameOffThread).
  */
 async function replaceFileWrittenHere(path: string, text: string): Promise<void> {
   const temporary = tempPathFor(path);
   try {
-    writeFileSync(temporary, text, { mode: FILE_MODE, flag: "wx" });
+    const fd = await createOffThread(temporary);
+    try {
+      writeFileSync(fd, text);
+    } finally {
+      closeSync(fd);
+    }
     await renameOffThread(temporary, path);
   } catch (error) {
     try {

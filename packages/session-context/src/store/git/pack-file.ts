@@ -18,6 +18,8 @@ import {
 import { join } from "node:path";
 import { crc32, deflateSync, inflateSync } from "node:zlib";
 import { randomHex } from "../../ids.js";
+import { createOffThread, renameOffThread, syncDirectory } from "../atomic-file.js";
+import { fsyncDescriptor } from "../fsync-path.js";
 import type { GitObjectType, PendingObject } from "./loose-objects.js";
 import { openRegularFile, readRegularFile } from "../safe-open.js";
 import { resolvePackedObject } from "./pack-delta.js";
@@ -122,6 +124,53 @@ export function writePack(gitDir: string, entries: readonly PackEntry[], options
   writeThenRename(folder, "tmp_idx_", index, `${name}.idx`, durable);
   if (durable) fsyncFolder(folder);
   return name;
+}
+
+/**
+ * writePack with each temp file's creation, fsync and rename, and the folder's fsync, on libuv's thread pool
+ * (a creation and a rename wait on the file system's journal, an fsync on the disk; see createOffThread), so the
+ * event loop serves other sessions meanwhile. A turn's commit writes its pack so, not durable (see writePack).
+ */
+export async function writePackOffThread(
+  gitDir: string,
+  entries: readonly PackEntry[],
+  options: { durable?: boolean } = {},
+): Promise<string> {
+  const { name, pack, index } = packFiles(entries);
+  const folder = join(gitDir, "objects", "pack");
+  const durable = options.durable === true;
+  await writeThenRenameOffThread(folder, "tmp_pack_", pack, `${name}.pack`, durable);
+  await writeThenRenameOffThread(folder, "tmp_idx_", index, `${name}.idx`, durable);
+  if (durable) await syncDirectory(folder);
+  return name;
+}
+
+async function writeThenRenameOffThread(
+  folder: string,
+  prefix: string,
+  bytes: Buffer,
+  finalName: string,
+  durable: boolean,
+): Promise<void> {
+  const temporary = join(folder, `${prefix}${randomHex(8)}`);
+  let fd: number;
+  try {
+    fd = await createOffThread(temporary, PACK_MODE);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    mkdirSync(folder, { recursive: true, mode: DIRECTORY_MODE });
+    fd = openSync(temporary, "wx", PACK_MODE);
+  }
+  try {
+    writeSync(fd, bytes);
+    if (durable) await fsyncDescriptor(fd);
+  } catch (error) {
+    closeSync(fd);
+    unlinkSync(temporary);
+    throw error;
+  }
+  closeSync(fd);
+  await renameOffThread(temporary, join(folder, finalName));
 }
 
 /** fsync of a folder: the names renamed into it survive a crash. */

@@ -4,7 +4,14 @@
 // 10,000-turn session each turn's objects are copied about five times in all (a simulation of the rule).
 import { closeSync, readSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { entryType, packEntries, parsePackIndex, readdirOrEmpty, writePack, type PackEntry } from "./pack-file.js";
+import {
+  entryType,
+  packEntries,
+  parsePackIndex,
+  readdirOrEmpty,
+  writePackOffThread,
+  type PackEntry,
+} from "./pack-file.js";
 import { openRegularFile, readRegularFile } from "../safe-open.js";
 
 /** Past this many packs in a repository, a commit merges the smaller ones. */
@@ -75,7 +82,9 @@ export function packsToMerge(ascending: readonly number[]): number {
  * first: a kill in between leaves an object in two packs, which git accepts. Returns the packs left, with the
  * merged one's name (null when nothing was merged).
  */
-export function mergeSmallPacks(gitDir: string): { packs: number; merged: string | null; from: string[] } {
+export async function mergeSmallPacks(
+  gitDir: string,
+): Promise<{ packs: number; merged: string | null; from: string[] }> {
   const packs = listPacks(gitDir).sort((a, b) => a.objects - b.objects);
   if (packs.length <= PACKS_BEFORE_MERGE) return { packs: packs.length, merged: null, from: [] };
   const folder = join(gitDir, "objects", "pack");
@@ -97,7 +106,8 @@ export function mergeSmallPacks(gitDir: string): { packs: number; merged: string
   if (taken.length < 2) return { packs: packs.length, merged: null, from: [] };
   // Durable (fsynced, the pack, its index and the folder) before any source is removed: a crash after the removal
   // must not leave the only copy of those objects in the page cache. Each turn's own pack stays unsynced, as git's.
-  const merged = writePack(gitDir, [...entries.values()], { durable: true });
+  // Off the event loop's thread: these fsyncs wait on the disk (see writePackOffThread).
+  const merged = await writePackOffThread(gitDir, [...entries.values()], { durable: true });
   for (const pack of taken) {
     if (pack.name === merged) continue;
     for (const file of pack.files) {

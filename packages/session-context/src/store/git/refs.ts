@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { renameOffThread } from "../atomic-file.js";
+import { createOffThread, renameOffThread } from "../atomic-file.js";
 import { readRegularFile } from "../safe-open.js";
 import { UnsupportedIndexError } from "./git-index.js";
 
@@ -71,7 +71,8 @@ export async function updateRef(gitDir: string, ref: string, commit: string): Pr
   const lock = `${target}.lock`;
   let fd: number;
   try {
-    fd = openSync(lock, "wx", 0o600);
+    // Created on the thread pool: a file creation waits on the journal as a rename does (see createOffThread).
+    fd = await createOffThread(lock, 0o600);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     // A branch only in packed-refs has no folder of loose refs yet (made only then: two system calls a turn).

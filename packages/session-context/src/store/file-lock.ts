@@ -2,7 +2,7 @@ import { closeSync, linkSync, openSync, renameSync, statSync, unlinkSync, writeS
 import { hostname } from "node:os";
 import { StoreLockTimeoutError, StoreWriteError } from "../errors.js";
 import { randomHex } from "../ids.js";
-import { FILE_MODE } from "./atomic-file.js";
+import { createOffThread, FILE_MODE } from "./atomic-file.js";
 import { readRegularFile } from "./safe-open.js";
 
 /**
@@ -74,7 +74,7 @@ export async function acquireLockFile(
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   let delayMs = 0.5;
   for (;;) {
-    const content = tryAcquire(lockPath, options.staleMs ?? 120_000);
+    const content = await tryAcquireOffThread(lockPath, options.staleMs ?? 120_000);
     if (content !== null) return { path: lockPath, content, release: () => release(lockPath) };
     if (Date.now() > deadline) throw new StoreLockTimeoutError(lockPath, describeHolder(lockPath));
     options.onWait?.();
@@ -97,6 +97,28 @@ export function acquireLockFileSync(lockPath: string, options: LockOptions = {})
     if (Date.now() > deadline) return null;
     Atomics.wait(sleeper, 0, 0, 2);
   }
+}
+
+/**
+ * tryAcquire with the lock file created on libuv's thread pool: a file creation waits on the file system's
+ * journal, which under concurrent turns held the event loop (see createOffThread).
+ */
+async function tryAcquireOffThread(lockPath: string, staleMs: number): Promise<string | null> {
+  const content = `${PID} ${HOST} ${randomHex(12)}\n`;
+  try {
+    const fd = await createOffThread(lockPath);
+    try {
+      writeSync(fd, content);
+    } finally {
+      closeSync(fd);
+    }
+    return content;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EEXIST") throw new StoreWriteError(lockPath, error);
+  }
+  breakIfStale(lockPath, staleMs);
+  return null;
 }
 
 /** Creates the lock file; returns its content, or null when another holds it. */

@@ -64,7 +64,7 @@ export async function runTurnWorkload({ variants, baseUrl, rounds, turns, warm, 
 export async function runConcurrentWorkload({ variants, baseUrl, rounds, sessions, turns, log }) {
   const { opened, closeAll } = await openVariants(variants, baseUrl);
   const samples = new Map(
-    opened.map((entry) => [entry.variant.id, { times: [], throughputs: [], cpuMs: 0, turns: 0 }]),
+    opened.map((entry) => [entry.variant.id, { times: [], throughputs: [], cpuMs: 0, turns: 0, loopBusy: [] }]),
   );
   const loads = [];
   try {
@@ -73,6 +73,7 @@ export async function runConcurrentWorkload({ variants, baseUrl, rounds, session
       for (const entry of rotated(opened, round)) {
         const sample = samples.get(entry.variant.id);
         const cpuBefore = process.cpuUsage();
+        const loopBefore = performance.eventLoopUtilization();
         const started = performance.now();
         await Promise.all(
           Array.from({ length: sessions }, async (_, index) => {
@@ -86,6 +87,8 @@ export async function runConcurrentWorkload({ variants, baseUrl, rounds, session
         );
         const seconds = (performance.now() - started) / 1000;
         const cpu = process.cpuUsage(cpuBefore);
+        // How much of the round the event loop's thread was busy: near 1, that thread is what limits the rate.
+        sample.loopBusy.push(performance.eventLoopUtilization(loopBefore).utilization);
         sample.cpuMs += (cpu.user + cpu.system) / 1000;
         sample.turns += sessions * turns;
         sample.throughputs.push((sessions * turns) / seconds);
@@ -108,6 +111,7 @@ export async function runConcurrentWorkload({ variants, baseUrl, rounds, session
       times: sample.times,
       throughputs: sample.throughputs,
       cpuMsPerTurn: sample.cpuMs / sample.turns,
+      loopBusy: sample.loopBusy,
       loads,
     };
   });

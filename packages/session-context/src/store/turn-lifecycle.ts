@@ -54,15 +54,21 @@ export class TurnLifecycle {
       // moved the head wrote it then (meta-stamp.ts).
       const stamped = state.metaStamps.take(paths);
       const updatedAt = stamped ?? nowSeconds();
-      await recordUsageTotal(paths, () => state.history.usageBuckets(paths));
-      if (stamped === null)
-        await state.withSessionLock(sessionId, () =>
-          state.history.writeLogged(
-            paths,
-            [state.metaWrite(sessionId, state.readMetaSync(sessionId), { updated_at: updatedAt })],
-            false,
-          ),
-        );
+      // usage.json and meta.json at once: each is a creation and a rename on the thread pool, which under
+      // concurrent turns each wait behind the other sessions' fdatasyncs.
+      const written = await Promise.allSettled([
+        recordUsageTotal(paths, () => state.history.usageBuckets(paths)),
+        stamped === null
+          ? state.withSessionLock(sessionId, () =>
+              state.history.writeLogged(
+                paths,
+                [state.metaWrite(sessionId, state.readMetaSync(sessionId), { updated_at: updatedAt })],
+                false,
+              ),
+            )
+          : Promise.resolve(),
+      ]);
+      for (const outcome of written) if (outcome.status === "rejected") throw outcome.reason;
       // One fdatasync of the log makes meta.json and everything the turn wrote without waiting durable; the commit
       // runs meanwhile (it reads the files, not their durability), and the turn ends once both are done.
       const synced = state.history.settle(paths).then(

@@ -217,9 +217,14 @@ export async function commitInProcess(
       closeSync(lockFd);
     }
     // Both renames replace a file: on the thread pool, where their wait for the journal holds no other session.
-    await renameOffThread(lockPath, indexPath);
-    locked = false;
-    if (commit !== null) await updateRef(gitDir, head.ref, commit);
+    const indexRenamed = renameOffThread(lockPath, indexPath).then(() => {
+      locked = false;
+    });
+    // Awaited below; handled now, so a failure before that await is not an unhandled rejection.
+    indexRenamed.catch(() => undefined);
+    // The ref's lock is made while the index is renamed; the ref moves only after the index (see updateRef).
+    if (commit !== null) await updateRef(gitDir, head.ref, commit, indexRenamed);
+    else await indexRenamed;
     const headNow = commit !== null ? { commit, tree, pack } : (memory?.head ?? null);
     remember(gitDir, {
       indexKey: keyOf(lstatSync(indexPath, { bigint: true, throwIfNoEntry: false })),

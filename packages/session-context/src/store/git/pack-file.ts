@@ -139,19 +139,33 @@ export async function writePackOffThread(
   const { name, pack, index } = packFiles(entries);
   const folder = join(gitDir, "objects", "pack");
   const durable = options.durable === true;
-  await writeThenRenameOffThread(folder, "tmp_pack_", pack, `${name}.pack`, durable);
-  await writeThenRenameOffThread(folder, "tmp_idx_", index, `${name}.idx`, durable);
+  // Both temp files at once (each creation waits on the journal); renamed one after the other, the pack first.
+  const written = await Promise.allSettled([
+    writeTempOffThread(folder, "tmp_pack_", pack, durable),
+    writeTempOffThread(folder, "tmp_idx_", index, durable),
+  ]);
+  const failed = written.find((outcome) => outcome.status === "rejected");
+  if (failed) {
+    for (const outcome of written) if (outcome.status === "fulfilled") unlinkQuietly(outcome.value);
+    throw failed.reason;
+  }
+  const [packTemp, indexTemp] = written.map((outcome) => (outcome as PromiseFulfilledResult<string>).value) as [
+    string,
+    string,
+  ];
+  try {
+    await renameOffThread(packTemp, join(folder, `${name}.pack`));
+  } catch (error) {
+    unlinkQuietly(indexTemp);
+    throw error;
+  }
+  await renameOffThread(indexTemp, join(folder, `${name}.idx`));
   if (durable) await syncDirectory(folder);
   return name;
 }
 
-async function writeThenRenameOffThread(
-  folder: string,
-  prefix: string,
-  bytes: Buffer,
-  finalName: string,
-  durable: boolean,
-): Promise<void> {
+/** A temp file of `bytes` in `folder`, created on the thread pool (fsynced there when durable); its path. */
+async function writeTempOffThread(folder: string, prefix: string, bytes: Buffer, durable: boolean): Promise<string> {
   const temporary = join(folder, `${prefix}${randomHex(8)}`);
   let fd: number;
   try {
@@ -166,11 +180,19 @@ async function writeThenRenameOffThread(
     if (durable) await fsyncDescriptor(fd);
   } catch (error) {
     closeSync(fd);
-    unlinkSync(temporary);
+    unlinkQuietly(temporary);
     throw error;
   }
   closeSync(fd);
-  await renameOffThread(temporary, join(folder, finalName));
+  return temporary;
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // never written, or gone already
+  }
 }
 
 /** fsync of a folder: the names renamed into it survive a crash. */

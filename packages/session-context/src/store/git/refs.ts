@@ -66,7 +66,16 @@ function isMissing(error: unknown): boolean {
  * fsynced, as git does not fsync refs by default. Throws EEXIST while another
  * writer holds the lock.
  */
-export async function updateRef(gitDir: string, ref: string, commit: string): Promise<void> {
+export async function updateRef(
+  gitDir: string,
+  ref: string,
+  commit: string,
+  /**
+   * What must be done before the ref moves (the index's rename): the lock is taken and written meanwhile, each a
+   * wait on the thread pool the two no longer queue one behind the other for. When it fails, so does this.
+   */
+  after: Promise<void> = Promise.resolve(),
+): Promise<void> {
   const target = join(gitDir, ref);
   const lock = `${target}.lock`;
   let fd: number;
@@ -74,19 +83,34 @@ export async function updateRef(gitDir: string, ref: string, commit: string): Pr
     // Created on the thread pool: a file creation waits on the journal as a rename does (see createOffThread).
     fd = await createOffThread(lock, 0o600);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
+      await after;
+      throw error;
+    }
     // A branch only in packed-refs has no folder of loose refs yet (made only then: two system calls a turn).
-    mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-    fd = openSync(lock, "wx", 0o600);
+    try {
+      mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+      fd = openSync(lock, "wx", 0o600);
+    } catch (retried) {
+      await after;
+      throw retried;
+    }
   }
   try {
     writeSync(fd, `${commit}\n`);
   } catch (error) {
     closeSync(fd);
     unlinkSync(lock);
+    await after;
     throw error;
   }
   closeSync(fd);
+  try {
+    await after;
+  } catch (error) {
+    unlinkSync(lock);
+    throw error;
+  }
   // Over the old ref, on the thread pool (see renameOffThread).
   await renameOffThread(lock, target);
 }

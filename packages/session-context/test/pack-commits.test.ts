@@ -41,7 +41,7 @@ describe("a pack of a commit's objects", () => {
       { type: "blob" as const, content: Buffer.alloc(0) },
       { type: "blob" as const, content: Buffer.alloc(16) },
     ].map((object) => ({ ...object, id: hashObject(object.type, object.content) }));
-    const name = writePack(gitDir, objects.map(packEntry));
+    const name = await writePack(gitDir, objects.map(packEntry));
     const pack = join(packFolder(dir), `${name}.pack`);
     expect(plainGit(dir, "verify-pack", `${pack.slice(0, -5)}.idx`)).toBe("");
     const rebuilt = join(store.root, "rebuilt.idx");
@@ -73,7 +73,7 @@ describe("a pack of a commit's objects", () => {
     writeFileSync(join(gitDir, "objects", "pack", `${torn.name}.pack`), torn.pack.subarray(0, 20));
     writeFileSync(join(gitDir, "objects", "pack", `${torn.name}.idx`), torn.index);
     expect(readPackedObject(gitDir, id)).toBeNull();
-    const whole = writePack(gitDir, [
+    const whole = await writePack(gitDir, [
       packEntry({ id, type: "blob", content }),
       packEntry({ id: hashObject("blob", Buffer.alloc(0)), type: "blob", content: Buffer.alloc(0) }),
     ]);
@@ -217,7 +217,7 @@ describe("what a kill leaves of a pack", () => {
       ),
     );
     const unique = [...new Map(entries.map((entry) => [entry.id, entry])).values()];
-    const merged = writePack(gitDir, unique);
+    const merged = await writePack(gitDir, unique);
     expect(listPacks(gitDir)).toHaveLength(packs.length + 1);
     expect(plainGit(dir, "verify-pack", join(packFolder(dir), `${merged}.idx`))).toBe("");
     await assertRecovers(dir);

@@ -104,38 +104,42 @@ export function acquireLockFileSync(lockPath: string, options: LockOptions = {})
  * journal, which under concurrent turns held the event loop (see createOffThread).
  */
 async function tryAcquireOffThread(lockPath: string, staleMs: number): Promise<string | null> {
-  const content = `${PID} ${HOST} ${randomHex(12)}\n`;
+  const content = lockContent();
   try {
-    const fd = await createOffThread(lockPath);
-    try {
-      writeSync(fd, content);
-    } finally {
-      closeSync(fd);
-    }
+    writeLock(await createOffThread(lockPath), content);
     return content;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "EEXIST") throw new StoreWriteError(lockPath, error);
+    return refused(lockPath, staleMs, error);
   }
-  breakIfStale(lockPath, staleMs);
-  return null;
 }
 
 /** Creates the lock file; returns its content, or null when another holds it. */
 function tryAcquire(lockPath: string, staleMs: number): string | null {
-  const content = `${PID} ${HOST} ${randomHex(12)}\n`;
+  const content = lockContent();
   try {
-    const fd = openSync(lockPath, "wx", FILE_MODE);
-    try {
-      writeSync(fd, content);
-    } finally {
-      closeSync(fd);
-    }
+    writeLock(openSync(lockPath, "wx", FILE_MODE), content);
     return content;
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "EEXIST") throw new StoreWriteError(lockPath, error);
+    return refused(lockPath, staleMs, error);
   }
+}
+
+/** What a lock file holds: its holder (`pid host`) and a token that tells this taking of it from any other. */
+function lockContent(): string {
+  return `${PID} ${HOST} ${randomHex(12)}\n`;
+}
+
+function writeLock(fd: number, content: string): void {
+  try {
+    writeSync(fd, content);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** After a creation failed: null when another holds the lock (broken first when stale), else the failure. */
+function refused(lockPath: string, staleMs: number, error: unknown): null {
+  if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw new StoreWriteError(lockPath, error);
   breakIfStale(lockPath, staleMs);
   return null;
 }

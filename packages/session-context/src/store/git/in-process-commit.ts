@@ -22,7 +22,7 @@ import {
   type GitObjectType,
   type PendingObject,
 } from "./loose-objects.js";
-import { packEntry, readdirOrEmpty, readPackedObject, writePackOffThread } from "./pack-file.js";
+import { packEntry, readdirOrEmpty, readPackedObject, writePack } from "./pack-file.js";
 import { listPacks, mergeSmallPacks, PACKS_BEFORE_MERGE } from "./pack-merge.js";
 import { readHead, updateRef } from "./refs.js";
 import { writeTrees } from "./tree-builder.js";
@@ -203,7 +203,7 @@ export async function commitInProcess(
     let pack: string | null = null;
     let packs = memory?.packs ?? null;
     if (pending.length > 0) {
-      pack = await writePackOffThread(gitDir, pending.map(packEntry));
+      pack = await writePack(gitDir, pending.map(packEntry));
       packs = packs === null ? listPacks(gitDir).length : packs + 1;
       if (packs > PACKS_BEFORE_MERGE) {
         const merge = await mergeSmallPacks(gitDir);

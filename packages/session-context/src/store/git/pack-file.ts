@@ -3,18 +3,7 @@
 // dearest call a commit makes (it waits on the file system's journal behind every other session's flush), and a
 // turn's commit writes about seven objects.
 import { createHash } from "node:crypto";
-import {
-  closeSync,
-  fstatSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readSync,
-  renameSync,
-  unlinkSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readSync, unlinkSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { crc32, deflateSync, inflateSync } from "node:zlib";
 import { randomHex } from "../../ids.js";
@@ -112,26 +101,13 @@ export function packFiles(entries: readonly PackEntry[]): { name: string; pack: 
 /**
  * Writes a pack of these entries into the repository as git does: each file written under a `tmp_` name and
  * renamed, the pack before its index, so git sees a pack only once both are whole (a pack without its index is
- * ignored; a kill leaves at most `tmp_` files, which git gc removes). Not fsynced, as git does not fsync objects by
- * default: the node files are the durable record, the commit is made again from them after a crash. Returns the
- * pack's name (`pack-<checksum>`).
+ * ignored; a kill leaves at most `tmp_` files, which git gc removes). Not fsynced unless `durable` (the pack
+ * merge's), as git does not fsync objects by default: the node files are the durable record, the commit is made
+ * again from them after a crash. Each creation, fsync and rename runs on libuv's thread pool (a creation and a
+ * rename wait on the file system's journal: see createOffThread), so the event loop serves other sessions
+ * meanwhile. Returns the pack's name (`pack-<checksum>`).
  */
-export function writePack(gitDir: string, entries: readonly PackEntry[], options: { durable?: boolean } = {}): string {
-  const { name, pack, index } = packFiles(entries);
-  const folder = join(gitDir, "objects", "pack");
-  const durable = options.durable === true;
-  writeThenRename(folder, "tmp_pack_", pack, `${name}.pack`, durable);
-  writeThenRename(folder, "tmp_idx_", index, `${name}.idx`, durable);
-  if (durable) fsyncFolder(folder);
-  return name;
-}
-
-/**
- * writePack with each temp file's creation, fsync and rename, and the folder's fsync, on libuv's thread pool
- * (a creation and a rename wait on the file system's journal, an fsync on the disk; see createOffThread), so the
- * event loop serves other sessions meanwhile. A turn's commit writes its pack so, not durable (see writePack).
- */
-export async function writePackOffThread(
+export async function writePack(
   gitDir: string,
   entries: readonly PackEntry[],
   options: { durable?: boolean } = {},
@@ -193,40 +169,6 @@ function unlinkQuietly(path: string): void {
   } catch {
     // never written, or gone already
   }
-}
-
-/** fsync of a folder: the names renamed into it survive a crash. */
-function fsyncFolder(folder: string): void {
-  const fd = openSync(folder, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function writeThenRename(folder: string, prefix: string, bytes: Buffer, finalName: string, durable: boolean): void {
-  const temporary = join(folder, `${prefix}${randomHex(8)}`);
-  let fd: number;
-  try {
-    fd = openSync(temporary, "wx", PACK_MODE);
-  } catch (error) {
-    // A repository in the smallest layout has no objects/pack until its first pack (and git gc may remove it).
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    mkdirSync(folder, { recursive: true, mode: DIRECTORY_MODE });
-    fd = openSync(temporary, "wx", PACK_MODE);
-  }
-  try {
-    writeSync(fd, bytes);
-    if (durable) fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    unlinkSync(temporary);
-    throw error;
-  }
-  closeSync(fd);
-  // Over a pack already there (the same objects, by its checksum) the rename changes nothing a reader could see.
-  renameSync(temporary, join(folder, finalName));
 }
 
 /** A pack's index, read: the ids in order, and each one's offset in the pack and CRC-32. */

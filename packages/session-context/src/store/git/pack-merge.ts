@@ -4,14 +4,7 @@
 // 10,000-turn session each turn's objects are copied about five times in all (a simulation of the rule).
 import { closeSync, readSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import {
-  entryType,
-  packEntries,
-  parsePackIndex,
-  readdirOrEmpty,
-  writePackOffThread,
-  type PackEntry,
-} from "./pack-file.js";
+import { entryType, packEntries, parsePackIndex, readdirOrEmpty, writePack, type PackEntry } from "./pack-file.js";
 import { openRegularFile, readRegularFile } from "../safe-open.js";
 
 /** Past this many packs in a repository, a commit merges the smaller ones. */
@@ -106,8 +99,8 @@ export async function mergeSmallPacks(
   if (taken.length < 2) return { packs: packs.length, merged: null, from: [] };
   // Durable (fsynced, the pack, its index and the folder) before any source is removed: a crash after the removal
   // must not leave the only copy of those objects in the page cache. Each turn's own pack stays unsynced, as git's.
-  // Off the event loop's thread: these fsyncs wait on the disk (see writePackOffThread).
-  const merged = await writePackOffThread(gitDir, [...entries.values()], { durable: true });
+  // Off the event loop's thread: these fsyncs wait on the disk (see writePack).
+  const merged = await writePack(gitDir, [...entries.values()], { durable: true });
   for (const pack of taken) {
     if (pack.name === merged) continue;
     for (const file of pack.files) {

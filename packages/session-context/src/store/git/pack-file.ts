@@ -130,8 +130,10 @@ export async function writePack(
     string,
   ];
   try {
+    // Over a pack already there (the same objects, by its checksum) the rename changes nothing a reader could see.
     await renameOffThread(packTemp, join(folder, `${name}.pack`));
   } catch (error) {
+    unlinkQuietly(packTemp);
     unlinkQuietly(indexTemp);
     throw error;
   }
@@ -147,6 +149,7 @@ async function writeTempOffThread(folder: string, prefix: string, bytes: Buffer,
   try {
     fd = await createOffThread(temporary, PACK_MODE);
   } catch (error) {
+    // A repository in the smallest layout has no objects/pack until its first pack (and git gc may remove it).
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     mkdirSync(folder, { recursive: true, mode: DIRECTORY_MODE });
     fd = openSync(temporary, "wx", PACK_MODE);

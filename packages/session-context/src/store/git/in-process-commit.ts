@@ -24,7 +24,7 @@ import {
 } from "./loose-objects.js";
 import { packEntry, readdirOrEmpty, readPackedObject, writePack } from "./pack-file.js";
 import { listPacks, mergeSmallPacks, PACKS_BEFORE_MERGE } from "./pack-merge.js";
-import { readHead, updateRef } from "./refs.js";
+import { lockRef, readHead } from "./refs.js";
 import { writeTrees } from "./tree-builder.js";
 import { scanHistoryFiles, scanWorktree, type WorktreeFile } from "./worktree-scan.js";
 
@@ -217,14 +217,16 @@ export async function commitInProcess(
       closeSync(lockFd);
     }
     // Both renames replace a file: on the thread pool, where their wait for the journal holds no other session.
-    const indexRenamed = renameOffThread(lockPath, indexPath).then(() => {
-      locked = false;
-    });
-    // Awaited below; handled now, so a failure before that await is not an unhandled rejection.
-    indexRenamed.catch(() => undefined);
-    // The ref's lock is made while the index is renamed; the ref moves only after the index (see updateRef).
-    if (commit !== null) await updateRef(gitDir, head.ref, commit, indexRenamed);
-    else await indexRenamed;
+    // The ref's lock is taken while the index is renamed; the ref moves only after the index (see lockRef).
+    const [indexRenamed, refLocked] = await Promise.allSettled([
+      renameOffThread(lockPath, indexPath),
+      commit === null ? null : lockRef(gitDir, head.ref, commit),
+    ]);
+    if (indexRenamed.status === "fulfilled") locked = false;
+    else if (refLocked.status === "fulfilled") refLocked.value?.abandon();
+    if (indexRenamed.status === "rejected") throw indexRenamed.reason;
+    if (refLocked.status === "rejected") throw refLocked.reason;
+    await refLocked.value?.move();
     const headNow = commit !== null ? { commit, tree, pack } : (memory?.head ?? null);
     remember(gitDir, {
       indexKey: keyOf(lstatSync(indexPath, { bigint: true, throwIfNoEntry: false })),

@@ -58,59 +58,43 @@ function isMissing(error: unknown): boolean {
   return code === "ENOENT" || code === "ENOTDIR";
 }
 
+/** A ref's lock, taken and holding the new id: `move` renames it over the ref, `abandon` removes it. */
+export interface RefLock {
+  move(): Promise<void>;
+  abandon(): void;
+}
+
 /**
- * Points `ref` at `commit` the way git does: `<ref>.lock` created
- * exclusively, the id written into it, renamed over the ref. A kill leaves the
- * old ref or the new one, never a torn one; a `.lock` left behind is removed by
- * the next commit (see clearAbandonedLock) or by `sessions doctor --fix`. Not
- * fsynced, as git does not fsync refs by default. Throws EEXIST while another
- * writer holds the lock.
+ * Takes the lock to point `ref` at `commit` the way git does: `<ref>.lock` created exclusively (on the thread
+ * pool: a creation waits on the journal, see createOffThread) and the id written into it. Moving it renames it over
+ * the ref, so a kill leaves the old ref or the new one, never a torn one; a `.lock` left behind is removed by the
+ * next commit (see clearAbandonedLock) or by `sessions doctor --fix`. Split in two so that a commit takes the lock
+ * while its index is renamed and moves the ref only after. Not fsynced, as git does not fsync refs by default.
+ * Throws EEXIST while another writer holds the lock.
  */
-export async function updateRef(
-  gitDir: string,
-  ref: string,
-  commit: string,
-  /**
-   * What must be done before the ref moves (the index's rename): the lock is taken and written meanwhile, each a
-   * wait on the thread pool the two no longer queue one behind the other for. When it fails, so does this.
-   */
-  after: Promise<void> = Promise.resolve(),
-): Promise<void> {
+export async function lockRef(gitDir: string, ref: string, commit: string): Promise<RefLock> {
   const target = join(gitDir, ref);
   const lock = `${target}.lock`;
   let fd: number;
   try {
-    // Created on the thread pool: a file creation waits on the journal as a rename does (see createOffThread).
     fd = await createOffThread(lock, 0o600);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
-      await after;
-      throw error;
-    }
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     // A branch only in packed-refs has no folder of loose refs yet (made only then: two system calls a turn).
-    try {
-      mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-      fd = openSync(lock, "wx", 0o600);
-    } catch (retried) {
-      await after;
-      throw retried;
-    }
+    mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+    fd = openSync(lock, "wx", 0o600);
   }
   try {
     writeSync(fd, `${commit}\n`);
   } catch (error) {
     closeSync(fd);
     unlinkSync(lock);
-    await after;
     throw error;
   }
   closeSync(fd);
-  try {
-    await after;
-  } catch (error) {
-    unlinkSync(lock);
-    throw error;
-  }
-  // Over the old ref, on the thread pool (see renameOffThread).
-  await renameOffThread(lock, target);
+  return {
+    // Over the old ref, on the thread pool (see renameOffThread).
+    move: () => renameOffThread(lock, target),
+    abandon: () => unlinkSync(lock),
+  };
 }

@@ -116,15 +116,23 @@ export async function renameFilesInPlace(
   files: readonly FileWrite[],
   /** false: not even the data is fsynced (the session's write-ahead log holds it, see session-wal.ts). */
   syncData = true,
+  /** An empty file made ahead, open for writing, on the same file system (spare-files.ts), or null: create one. */
+  takeSpare: () => { path: string; fd: number } | null = () => null,
 ): Promise<string[]> {
   const staged: Array<{ path: string; temporary: string; fd: number | null; renamed: boolean }> = [];
   let current = files[0]?.path ?? "";
   try {
     for (const file of files) {
       current = file.path;
-      const entry = { path: file.path, temporary: tempPathFor(file.path), fd: null as number | null, renamed: false };
+      const spare = takeSpare();
+      const entry = {
+        path: file.path,
+        temporary: spare?.path ?? tempPathFor(file.path),
+        fd: spare?.fd ?? null,
+        renamed: false,
+      };
       staged.push(entry);
-      entry.fd = await createOffThread(entry.temporary);
+      entry.fd ??= await createOffThread(entry.temporary);
       if (file.data.length <= SYNC_WRITE_LIMIT) writeFileSync(entry.fd, file.data);
       else await writeOnPool(entry.fd, file.data);
     }

@@ -17,6 +17,7 @@ import { nowSeconds } from "../time/now-seconds.js";
 import { dumpsPython } from "../json/python-json.js";
 import { DIR_MODE, FILE_MODE, renameFilesInPlace, syncFolders, type FileWrite } from "./atomic-file.js";
 import { appendWal } from "./session-wal.js";
+import { takeSpare } from "./spare-files.js";
 import { restoreFromWal } from "./wal-recovery.js";
 import { nodeFileName, parseNodeFileName, type SessionPaths } from "./layout.js";
 import { reportStoreProblem } from "./registry.js";
@@ -316,7 +317,7 @@ export class HistoryFiles {
       const known = knownReplaces[index];
       return known === undefined ? crcOfFileOrNull(file.path) : known;
     });
-    await renameFilesInPlace(files, false);
+    await renameFilesInPlace(files, false, () => takeSpare(paths));
     let pending = this.unsynced.get(paths.history);
     if (!pending) this.unsynced.set(paths.history, (pending = new Set()));
     for (const file of files) pending.add(file.path);

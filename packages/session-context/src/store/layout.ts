@@ -37,6 +37,8 @@ export class SessionPaths {
   /** The write-ahead log of the files a turn writes (session-wal.ts). */
   readonly wal: string;
   readonly turns: string;
+  /** Empty files made ahead of a turn's writes (spare-files.ts). */
+  readonly spare: string;
 
   constructor(root: string, sessionId: string) {
     assertValidSessionId(sessionId);
@@ -53,6 +55,7 @@ export class SessionPaths {
     this.journal = join(this.state, "journal");
     this.wal = join(this.state, "wal");
     this.turns = join(this.state, "turns");
+    this.spare = join(this.state, "spare");
   }
 }
 

@@ -10,6 +10,7 @@ import { readMetaFile } from "./meta-file.js";
 import { MetaStamps } from "./meta-stamp.js";
 import { registryEntryFromMeta, SessionRegistry } from "./registry.js";
 import { assertSafeToWrite } from "./safe-paths.js";
+import { forgetSpareStock } from "./spare-files.js";
 import type { SessionMeta, SessionRecord } from "./types.js";
 
 /** A session lock's holder touches it every 2 s while it holds it; one untouched this long was left by a killed process. */
@@ -148,6 +149,7 @@ export class StoreState {
     this.usableSessions.delete(sessionId);
     this.recoveryChecked.delete(sessionId);
     this.metaStamps.forget(sessionId);
+    forgetSpareStock(paths);
   }
 
   ensureRoot(): void {

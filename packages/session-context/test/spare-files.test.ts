@@ -1,0 +1,125 @@
+// Spare files (spare-files.ts): a turn's node writes rename empty files made ahead in `.state/spare/` into place
+// instead of creating a temp file each; the turn's end, a process's exit and the next turn after a kill leave none.
+import { spawnSync } from "node:child_process";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SessionDB } from "../src/entries/store.js";
+import { SessionPaths } from "../src/store/layout.js";
+import { forgetSpareStock, openSpareStock, SPARE_STOCK, takeSpare } from "../src/store/spare-files.js";
+import { createTempStore, type TempStore } from "../src/testing/index.js";
+import { childScript, runTsChild } from "./helpers.js";
+
+let store: TempStore;
+let db: SessionDB;
+beforeEach(async () => {
+  store = createTempStore("openprogram-spares-");
+  db = new SessionDB({ root: store.root });
+  await db.createSession({ id: "s", title: "spares" });
+});
+afterEach(() => store.cleanup());
+
+const spareFolder = (): string => join(store.root, "s", ".state", "spare");
+const spareNames = (): string[] => (existsSync(spareFolder()) ? readdirSync(spareFolder()).sort() : []);
+
+/**
+ * Waits (a few ms at a time) until the stock holds `count` spare files, made and handed over: a file is on disk
+ * a moment before the event loop is told its creation completed.
+ */
+async function stockOf(count: number): Promise<string[]> {
+  for (let wait = 0; ; wait++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    if (spareNames().length >= count) return spareNames();
+    if (wait > 500) throw new Error(`the stock never reached ${count}: ${spareNames().join(", ")}`);
+  }
+}
+
+/** A pid no process has now: a child's, once it has exited. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+  return Number(child.stdout);
+}
+
+describe("spare files", () => {
+  it("a turn's node write renames a spare made ahead into place, and the turn's end removes the rest", async () => {
+    await db.beginTurn("s", "turn_a");
+    const before = await stockOf(SPARE_STOCK);
+    expect(before.every((name) => name.startsWith(`${process.pid}-`))).toBe(true);
+    const inodes = new Map(before.map((name) => [lstatSync(join(spareFolder(), name)).ino, name]));
+
+    const node = await db.appendNode("s", { role: "code", name: "work", output: { ok: 1 } });
+    // The node file is one of the spares (the same inode), renamed into history/ with the node's whole text.
+    const file = readdirSync(join(store.root, "s", "history")).find((name) => name.endsWith(`-${node.id}.json`));
+    expect(file).toBeDefined();
+    const path = join(store.root, "s", "history", file as string);
+    expect(inodes.has(lstatSync(path).ino)).toBe(true);
+    expect(JSON.parse(readFileSync(path, "utf8"))).toMatchObject({ id: node.id, output: { ok: 1 } });
+    // No temp file was made beside it, and another spare is made in its place.
+    expect(readdirSync(join(store.root, "s", "history")).filter((name) => name.includes(".tmp-"))).toEqual([]);
+    await stockOf(SPARE_STOCK);
+    expect(spareNames()).not.toContain(inodes.get(lstatSync(path).ino));
+
+    await db.updateNode("s", node.id, { output: { ok: 2 } });
+    expect((await db.getNode("s", node.id))?.output).toEqual({ ok: 2 });
+    await db.endTurn("s", "turn_a", { status: "idle" });
+    expect(spareNames()).toEqual([]);
+    // A fresh reader sees what was written.
+    expect((await new SessionDB({ root: store.root }).getNode("s", node.id))?.output).toEqual({ ok: 2 });
+  });
+
+  it("writes outside a turn create their own temp files, and leave no spare", async () => {
+    const node = await db.appendNode("s", { role: "user", output: "hello" }, { atHead: true });
+    expect((await db.getNode("s", node.id))?.output).toBe("hello");
+    expect(spareNames()).toEqual([]);
+  });
+
+  it("the next turn removes the spares of a process no longer alive, and keeps a live one's", async () => {
+    mkdirSync(spareFolder(), { recursive: true });
+    const dead = `${deadPid()}-0badc0de`;
+    const live = `${process.ppid}-0badf00d`;
+    writeFileSync(join(spareFolder(), dead), "");
+    writeFileSync(join(spareFolder(), live), "");
+    await db.beginTurn("s", "turn_b");
+    expect(spareNames()).not.toContain(dead);
+    expect(spareNames()).toContain(live);
+    await db.endTurn("s", "turn_b", { status: "idle" });
+    expect(spareNames()).toEqual([live]);
+  });
+
+  it("a link planted at .state/spare is never written through: the turn's writes make their own temp files", async () => {
+    const elsewhere = join(store.root, "..", `elsewhere-${process.pid}`);
+    mkdirSync(elsewhere, { recursive: true });
+    try {
+      mkdirSync(join(store.root, "s", ".state"), { recursive: true });
+      symlinkSync(elsewhere, spareFolder());
+      await db.beginTurn("s", "turn_c");
+      const node = await db.appendNode("s", { role: "code", name: "work", output: 1 });
+      await db.endTurn("s", "turn_c", { status: "idle" });
+      expect((await db.getNode("s", node.id))?.output).toBe(1);
+      expect(readdirSync(elsewhere)).toEqual([]);
+      expect(lstatSync(spareFolder()).isSymbolicLink()).toBe(true);
+    } finally {
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  it("a session forgotten (deleted) hands out none of its spares again", async () => {
+    const paths = new SessionPaths(store.root, "s");
+    mkdirSync(paths.state, { recursive: true });
+    const close = openSpareStock(paths);
+    await stockOf(SPARE_STOCK);
+    forgetSpareStock(paths);
+    expect(takeSpare(paths)).toBeNull();
+    await close();
+    expect(spareNames()).toEqual([]);
+  });
+
+  it("a process that exits during a turn leaves no spare behind", async () => {
+    const result = await runTsChild(childScript("exit-mid-turn.ts"), [store.root, "exits"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const made = JSON.parse(result.stdout) as string[];
+    expect(made.length).toBe(SPARE_STOCK);
+    expect(readdirSync(join(store.root, "exits", ".state", "spare"))).toEqual([]);
+  });
+});

@@ -1,12 +1,13 @@
 // Spare files (spare-files.ts): a turn's node writes rename empty files made ahead in `.state/spare/` into place
-// instead of creating a temp file each; the turn's end, a process's exit and the next turn after a kill leave none.
+// instead of creating a temp file each; the session's next turn takes those its last one left, and an idle spell,
+// the session's deletion, a process's exit and the next turn after a kill leave none.
 import { spawnSync } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SessionDB } from "../src/entries/store.js";
 import { SessionPaths } from "../src/store/layout.js";
-import { forgetSpareStock, openSpareStock, SPARE_STOCK, takeSpare } from "../src/store/spare-files.js";
+import { forgetSpareStock, openSpareStock, SPARE_IDLE_MS, SPARE_STOCK, takeSpare } from "../src/store/spare-files.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 import { childScript, runTsChild } from "./helpers.js";
 
@@ -41,7 +42,7 @@ function deadPid(): number {
 }
 
 describe("spare files", () => {
-  it("a turn's node write renames a spare made ahead into place, and the turn's end removes the rest", async () => {
+  it("a turn's node write renames a spare made ahead into place; the rest are removed once the session is idle", async () => {
     await db.beginTurn("s", "turn_a");
     const before = await stockOf(SPARE_STOCK);
     expect(before.every((name) => name.startsWith(`${process.pid}-`))).toBe(true);
@@ -62,9 +63,34 @@ describe("spare files", () => {
     await db.updateNode("s", node.id, { output: { ok: 2 } });
     expect((await db.getNode("s", node.id))?.output).toEqual({ ok: 2 });
     await db.endTurn("s", "turn_a", { status: "idle" });
-    expect(spareNames()).toEqual([]);
     // A fresh reader sees what was written.
     expect((await new SessionDB({ root: store.root }).getNode("s", node.id))?.output).toEqual({ ok: 2 });
+    // Kept for the session's next turn a while, then removed.
+    expect(spareNames().length).toBe(SPARE_STOCK);
+    await new Promise((resolve) => setTimeout(resolve, SPARE_IDLE_MS + 300));
+    expect(spareNames()).toEqual([]);
+  });
+
+  it("the session's next turn takes the spares its last one left, and a deletion meanwhile removes them", async () => {
+    await db.beginTurn("s", "turn_a");
+    await db.appendNode("s", { role: "user", output: "one" }, { atHead: true });
+    await db.endTurn("s", "turn_a", { status: "idle" });
+    const left = await stockOf(SPARE_STOCK);
+    await db.beginTurn("s", "turn_b");
+    // No new spare was made: the ones left are the stock.
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(spareNames()).toEqual(left);
+    await db.appendNode("s", { role: "user", output: "two" }, { atHead: true });
+    await db.endTurn("s", "turn_b", { status: "idle" });
+
+    // Deleted at once after its turn: the spares go with it, and a session made again under its id writes as new.
+    expect(await db.deleteSession("s")).toBe(true);
+    expect(existsSync(join(store.root, "s"))).toBe(false);
+    await db.createSession({ id: "s", title: "again" });
+    await db.beginTurn("s", "turn_c");
+    const node = await db.appendNode("s", { role: "user", output: "three" }, { atHead: true });
+    await db.endTurn("s", "turn_c", { status: "idle" });
+    expect((await db.loadNodes("s")).map((each) => each.id)).toEqual([node.id]);
   });
 
   it("writes outside a turn create their own temp files, and leave no spare", async () => {
@@ -83,7 +109,7 @@ describe("spare files", () => {
     expect(spareNames()).not.toContain(dead);
     expect(spareNames()).toContain(live);
     await db.endTurn("s", "turn_b", { status: "idle" });
-    expect(spareNames()).toEqual([live]);
+    expect(spareNames().filter((name) => !name.startsWith(`${process.pid}-`))).toEqual([live]);
   });
 
   it("a link planted at .state/spare is never written through: the turn's writes make their own temp files", async () => {
@@ -110,8 +136,8 @@ describe("spare files", () => {
     await stockOf(SPARE_STOCK);
     forgetSpareStock(paths);
     expect(takeSpare(paths)).toBeNull();
-    await close();
     expect(spareNames()).toEqual([]);
+    close();
   });
 
   it("a process that exits during a turn leaves no spare behind", async () => {

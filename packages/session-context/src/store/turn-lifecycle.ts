@@ -31,8 +31,8 @@ export class TurnLifecycle {
 
   /** By turn: ends the turn's claim on keeping the session lock between its writes (keepLeaseThroughTurn). */
   private readonly keptLeases = new Map<string, () => void>();
-  /** By turn: closes the turn's stock of spare files (spare-files.ts). */
-  private readonly spareStocks = new Map<string, () => Promise<void>>();
+  /** By turn: ends the turn's use of the session's spare files (spare-files.ts). */
+  private readonly spareStocks = new Map<string, () => void>();
 
   async beginTurn(sessionId: string, turnId: string): Promise<void> {
     const paths = this.state.requirePaths(sessionId);
@@ -45,7 +45,7 @@ export class TurnLifecycle {
     this.keptLeases.get(turnKey(sessionId, turnId))?.();
     this.keptLeases.set(turnKey(sessionId, turnId), keepLeaseThroughTurn(paths.lock));
     // Files the turn's writes will rename into place, made while it waits for its model (spare-files.ts).
-    void this.spareStocks.get(turnKey(sessionId, turnId))?.();
+    this.spareStocks.get(turnKey(sessionId, turnId))?.();
     this.spareStocks.set(turnKey(sessionId, turnId), openSpareStock(paths));
     await this.setStatus(sessionId, "running");
   }
@@ -75,8 +75,6 @@ export class TurnLifecycle {
           : Promise.resolve(),
       ]);
       for (const outcome of written) if (outcome.status === "rejected") throw outcome.reason;
-      // The turn's last write is made: its unused spares are removed while it commits.
-      void this.closeSpares(sessionId, turnId);
       // One fdatasync of the log makes meta.json and everything the turn wrote without waiting durable; the commit
       // runs meanwhile (it reads the files, not their durability), and the turn ends once both are done.
       const synced = state.history.settle(paths).then(
@@ -109,17 +107,12 @@ export class TurnLifecycle {
       }
       throw error;
     } finally {
-      await this.closeSpares(sessionId, turnId);
+      this.spareStocks.get(turnKey(sessionId, turnId))?.();
       this.spareStocks.delete(turnKey(sessionId, turnId));
       releaseTurnLease(paths, turnId);
       this.keptLeases.get(turnKey(sessionId, turnId))?.();
       this.keptLeases.delete(turnKey(sessionId, turnId));
     }
-  }
-
-  /** Removes the turn's spare files not taken (once; later calls wait for the same removal). */
-  private closeSpares(sessionId: string, turnId: string): Promise<void> {
-    return this.spareStocks.get(turnKey(sessionId, turnId))?.() ?? Promise.resolve();
   }
 
   async setStatus(sessionId: string, status: SessionStatus): Promise<void> {

@@ -2,7 +2,16 @@
 // instead of creating a temp file each; the session's next turn takes those its last one left, and an idle spell,
 // the session's deletion, a process's exit and the next turn after a kill leave none.
 import { spawnSync } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SessionDB } from "../src/entries/store.js";
@@ -126,6 +135,26 @@ describe("spare files", () => {
       expect(lstatSync(spareFolder()).isSymbolicLink()).toBe(true);
     } finally {
       rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  it("a spare replaced by a link is never written through: the write makes its own temp file", async () => {
+    const outside = join(store.root, "..", `outside-${process.pid}.txt`);
+    writeFileSync(outside, "keep me");
+    try {
+      await db.beginTurn("s", "turn_d");
+      for (const name of await stockOf(SPARE_STOCK)) {
+        rmSync(join(spareFolder(), name));
+        symlinkSync(outside, join(spareFolder(), name));
+      }
+      const node = await db.appendNode("s", { role: "code", name: "work", output: "mine" });
+      await db.endTurn("s", "turn_d", { status: "idle" });
+      expect(readFileSync(outside, "utf8")).toBe("keep me");
+      expect((await new SessionDB({ root: store.root }).getNode("s", node.id))?.output).toBe("mine");
+      // The links were dropped, not followed.
+      expect(spareNames().every((name) => !lstatSync(join(spareFolder(), name)).isSymbolicLink())).toBe(true);
+    } finally {
+      rmSync(outside, { force: true });
     }
   });
 

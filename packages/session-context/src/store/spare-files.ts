@@ -1,4 +1,13 @@
-import { closeSync, lstatSync, mkdirSync, readdirSync, unlink as unlinkWithCallback, unlinkSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  unlink as unlinkWithCallback,
+  unlinkSync,
+} from "node:fs";
 import { join } from "node:path";
 import { randomHex } from "../ids.js";
 import { createOffThread, DIR_MODE } from "./atomic-file.js";
@@ -15,7 +24,9 @@ import type { SessionPaths } from "./layout.js";
  * or runs its tool, and the next write takes it ready. A spare is a file like any temp file: written whole,
  * then renamed over its name (a reader sees the old file or the new one, never a part), and the session's
  * write-ahead log makes it durable as before (session-wal.ts). It is renamed from `.state/spare/` into history/
- * or the session folder: the same file system, checked once per turn.
+ * or the session folder: the same file system, checked once per turn. Spares wait closed (a server with many
+ * sessions in turns holds no descriptor for them); a taken one is opened again (an existing file: no wait on the
+ * journal), never through a link.
  *
  * A stock lives while turns of this process run in the session (TurnLifecycle opens and closes it) and
  * SPARE_IDLE_MS after the last; its files are removed then, when the session is deleted, or at the process's
@@ -27,6 +38,13 @@ export interface SpareFile {
   readonly path: string;
   readonly fd: number;
 }
+
+/**
+ * How a taken spare is opened: an existing file, so no wait on the journal. Never through a link, and emptied in
+ * case something wrote to it meanwhile. Spares are closed while they wait, so a server with many sessions in turns
+ * holds no descriptor for them.
+ */
+const OPEN_SPARE = constants.O_WRONLY | constants.O_TRUNC | constants.O_NOFOLLOW;
 
 /** Spares kept ready per session: a node and the meta.json beside it, or two writes with no wait between. */
 export const SPARE_STOCK = 2;
@@ -42,7 +60,8 @@ interface Stock {
   readonly folder: string;
   /** Removes the stock once it has been idle SPARE_IDLE_MS (set while no turn uses it). */
   idleTimer: NodeJS.Timeout | null;
-  readonly ready: SpareFile[];
+  /** Paths of spares made and closed, ready to be opened and filled. */
+  readonly ready: string[];
   /** Creations under way, with the path each makes; a closing stock waits for them. */
   readonly making: Map<Promise<void>, string>;
   users: number;
@@ -87,9 +106,16 @@ export function openSpareStock(paths: SessionPaths): () => void {
 export function takeSpare(paths: SessionPaths): SpareFile | null {
   const stock = stocks.get(paths.spare);
   if (!stock || stock.stopped) return null;
-  const spare = stock.ready.shift() ?? null;
-  if (spare) makeOne(stock);
-  return spare;
+  for (let path = stock.ready.shift(); path !== undefined; path = stock.ready.shift()) {
+    makeOne(stock);
+    try {
+      return { path, fd: openSync(path, OPEN_SPARE) };
+    } catch {
+      // Removed or replaced behind our back (a link is refused): the next one, or a temp file of the write's own.
+      unlinkQuietly(path);
+    }
+  }
+  return null;
 }
 
 /**
@@ -103,10 +129,7 @@ export function forgetSpareStock(paths: SessionPaths): void {
   if (stock.idleTimer) clearTimeout(stock.idleTimer);
   stock.idleTimer = null;
   stocks.delete(paths.spare);
-  for (const spare of stock.ready.splice(0)) {
-    closeQuietly(spare.fd);
-    unlinkQuietly(spare.path);
-  }
+  for (const path of stock.ready.splice(0)) unlinkQuietly(path);
 }
 
 /** The closer of one turn's use: the last one out leaves the stock to be removed once idle (SPARE_IDLE_MS). */
@@ -127,8 +150,7 @@ async function drain(stock: Stock): Promise<void> {
   stock.idleTimer = null;
   if (stocks.get(stock.folder) === stock) stocks.delete(stock.folder);
   await Promise.all(stock.making.keys());
-  const left = stock.ready.splice(0);
-  await Promise.all(left.map(removeOffThread));
+  await Promise.all(stock.ready.splice(0).map(removeOffThread));
 }
 
 function makeOne(stock: Stock): void {
@@ -137,22 +159,22 @@ function makeOne(stock: Stock): void {
   const made: Promise<void> = createOffThread(path).then(
     (fd) => {
       stock.making.delete(made);
+      closeQuietly(fd);
       // A stock that closed meanwhile removes it as it removes the others.
-      if (stock.stopped) return removeOffThread({ path, fd });
-      stock.ready.push({ path, fd });
+      if (stock.stopped) return removeOffThread(path);
+      stock.ready.push(path);
     },
     () => {
       stock.making.delete(made);
       // A full disk, a folder gone: the writes create their own temp files, and report what fails them.
-      stock.stopped = true;
+      void drain(stock);
     },
   );
   stock.making.set(made, path);
 }
 
-function removeOffThread(spare: SpareFile): Promise<void> {
-  closeQuietly(spare.fd);
-  return new Promise((resolve) => unlinkWithCallback(spare.path, () => resolve()));
+function removeOffThread(path: string): Promise<void> {
+  return new Promise((resolve) => unlinkWithCallback(path, () => resolve()));
 }
 
 /**
@@ -186,10 +208,7 @@ function installExitHook(): void {
   exitHookInstalled = true;
   process.once("exit", () => {
     for (const stock of stocks.values()) {
-      for (const spare of stock.ready.splice(0)) {
-        closeQuietly(spare.fd);
-        unlinkQuietly(spare.path);
-      }
+      for (const path of stock.ready.splice(0)) unlinkQuietly(path);
       // Made on the pool, its completion not yet delivered: the file is there (or, rarely, made just after this;
       // then the next turn removes it as a dead process's).
       for (const path of stock.making.values()) unlinkQuietly(path);

@@ -138,15 +138,16 @@ describe("spare files", () => {
     }
   });
 
-  it("a spare replaced by a link is never written through: the write makes its own temp file", async () => {
+  it("a spare replaced by a link, or written to, is not used: the write makes its own temp file", async () => {
     const outside = join(store.root, "..", `outside-${process.pid}.txt`);
     writeFileSync(outside, "keep me");
     try {
       await db.beginTurn("s", "turn_d");
-      for (const name of await stockOf(SPARE_STOCK)) {
-        rmSync(join(spareFolder(), name));
-        symlinkSync(outside, join(spareFolder(), name));
-      }
+      const [first, second] = await stockOf(SPARE_STOCK);
+      rmSync(join(spareFolder(), first as string));
+      symlinkSync(outside, join(spareFolder(), first as string));
+      // One written to behind our back is not used either: the node's text would end in its bytes.
+      writeFileSync(join(spareFolder(), second as string), "x".repeat(4096));
       const node = await db.appendNode("s", { role: "code", name: "work", output: "mine" });
       await db.endTurn("s", "turn_d", { status: "idle" });
       expect(readFileSync(outside, "utf8")).toBe("keep me");

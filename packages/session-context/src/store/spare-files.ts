@@ -1,6 +1,7 @@
 import {
   closeSync,
   constants,
+  fstatSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -40,11 +41,11 @@ export interface SpareFile {
 }
 
 /**
- * How a taken spare is opened: an existing file, so no wait on the journal. Never through a link, and emptied in
- * case something wrote to it meanwhile. Spares are closed while they wait, so a server with many sessions in turns
- * holds no descriptor for them.
+ * How a taken spare is opened: an existing file, so no wait on the journal (O_TRUNC would make one: it stamps the
+ * file's times), never through a link. Spares are closed while they wait, so a server with many sessions in
+ * turns holds no descriptor for them.
  */
-const OPEN_SPARE = constants.O_WRONLY | constants.O_TRUNC | constants.O_NOFOLLOW;
+const OPEN_SPARE = constants.O_WRONLY | constants.O_NOFOLLOW;
 
 /** Spares kept ready per session: a node and the meta.json beside it, or two writes with no wait between. */
 export const SPARE_STOCK = 2;
@@ -108,12 +109,16 @@ export function takeSpare(paths: SessionPaths): SpareFile | null {
   if (!stock || stock.stopped) return null;
   for (let path = stock.ready.shift(); path !== undefined; path = stock.ready.shift()) {
     makeOne(stock);
+    let fd: number | null = null;
     try {
-      return { path, fd: openSync(path, OPEN_SPARE) };
+      fd = openSync(path, OPEN_SPARE);
+      // Written to meanwhile by someone else: what we write would end in their bytes.
+      if (fstatSync(fd).size === 0) return { path, fd };
     } catch {
       // Removed or replaced behind our back (a link is refused): the next one, or a temp file of the write's own.
-      unlinkQuietly(path);
     }
+    if (fd !== null) closeQuietly(fd);
+    unlinkQuietly(path);
   }
   return null;
 }

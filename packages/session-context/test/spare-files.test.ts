@@ -16,7 +16,14 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SessionDB } from "../src/entries/store.js";
 import { SessionPaths } from "../src/store/layout.js";
-import { forgetSpareStock, openSpareStock, SPARE_IDLE_MS, SPARE_STOCK, takeSpare } from "../src/store/spare-files.js";
+import {
+  forgetSpareStock,
+  MAX_SPARE_STOCKS,
+  openSpareStock,
+  SPARE_IDLE_MS,
+  SPARE_STOCK,
+  takeSpare,
+} from "../src/store/spare-files.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 import { childScript, runTsChild } from "./helpers.js";
 
@@ -27,7 +34,12 @@ beforeEach(async () => {
   db = new SessionDB({ root: store.root });
   await db.createSession({ id: "s", title: "spares" });
 });
-afterEach(() => store.cleanup());
+afterEach(() => {
+  // Each test's stocks go with its store: a stock outlives its session's last turn, and only a few are made at once.
+  for (const id of ["s", "exits", ...Array.from({ length: MAX_SPARE_STOCKS + 1 }, (_, index) => `many${index}`)])
+    forgetSpareStock(new SessionPaths(store.root, id));
+  store.cleanup();
+});
 
 const spareFolder = (): string => join(store.root, "s", ".state", "spare");
 const spareNames = (): string[] => (existsSync(spareFolder()) ? readdirSync(spareFolder()).sort() : []);
@@ -168,6 +180,28 @@ describe("spare files", () => {
     expect(takeSpare(paths)).toBeNull();
     expect(spareNames()).toEqual([]);
     close();
+  });
+
+  it("only the first few sessions in turns at once get spares; the others write as before", async () => {
+    const ids = Array.from({ length: MAX_SPARE_STOCKS + 1 }, (_, index) => `many${index}`);
+    for (const id of ids) {
+      await db.createSession({ id, title: id });
+      await db.beginTurn(id, "turn_many");
+    }
+    const folderOf = (id: string): string => join(store.root, id, ".state", "spare");
+    const last = ids[MAX_SPARE_STOCKS] as string;
+    expect(existsSync(folderOf(last)) ? readdirSync(folderOf(last)) : []).toEqual([]);
+    for (const id of ids) {
+      const node = await db.appendNode(id, { role: "user", output: id }, { atHead: true });
+      expect((await db.getNode(id, node.id))?.output).toBe(id);
+      await db.endTurn(id, "turn_many", { status: "idle" });
+    }
+    // The first sessions' spares wait for their next turns (a replacement may still be being made).
+    for (let wait = 0; readdirSync(folderOf(ids[0] as string)).length < SPARE_STOCK; wait++) {
+      if (wait > 500) throw new Error("the first session's stock was never made up again");
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(existsSync(folderOf(last)) ? readdirSync(folderOf(last)) : []).toEqual([]);
   });
 
   it("a process that exits during a turn leaves no spare behind", async () => {

@@ -206,7 +206,8 @@ export function tempPathFor(path: string): string {
   return join(dirname(path), `.${basename(path)}.tmp-${randomHex(8)}`);
 }
 
-function closeQuietly(fd: number): void {
+/** close(2), ignoring a descriptor already closed (on paths that are giving up anyway). */
+export function closeQuietly(fd: number): void {
   try {
     closeSync(fd);
   } catch {
@@ -214,7 +215,8 @@ function closeQuietly(fd: number): void {
   }
 }
 
-function unlinkQuietly(path: string): void {
+/** unlink(2), ignoring a file never created or already gone. */
+export function unlinkQuietly(path: string): void {
   try {
     unlinkSync(path);
   } catch {

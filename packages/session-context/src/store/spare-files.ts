@@ -1,5 +1,4 @@
 import {
-  closeSync,
   constants,
   fstatSync,
   lstatSync,
@@ -7,11 +6,10 @@ import {
   openSync,
   readdirSync,
   unlink as unlinkWithCallback,
-  unlinkSync,
 } from "node:fs";
 import { join } from "node:path";
 import { randomHex } from "../ids.js";
-import { createOffThread, DIR_MODE } from "./atomic-file.js";
+import { closeQuietly, createOffThread, DIR_MODE, unlinkQuietly } from "./atomic-file.js";
 import { isProcessAlive } from "./file-lock.js";
 import type { SessionPaths } from "./layout.js";
 
@@ -236,20 +234,4 @@ function installExitHook(): void {
       for (const path of stock.making.values()) unlinkQuietly(path);
     }
   });
-}
-
-function closeQuietly(fd: number): void {
-  try {
-    closeSync(fd);
-  } catch {
-    // already closed
-  }
-}
-
-function unlinkQuietly(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // already gone
-  }
 }

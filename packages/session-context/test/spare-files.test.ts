@@ -4,6 +4,7 @@
 import { spawnSync } from "node:child_process";
 import {
   existsSync,
+  linkSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -168,6 +169,24 @@ describe("spare files", () => {
       expect(spareNames().every((name) => !lstatSync(join(spareFolder(), name)).isSymbolicLink())).toBe(true);
     } finally {
       rmSync(outside, { force: true });
+    }
+  });
+
+  it("a spare that is another name of an empty file elsewhere (a hard link) is not used", async () => {
+    const emptyOutside = join(store.root, "..", `empty-outside-${process.pid}.txt`);
+    writeFileSync(emptyOutside, "");
+    try {
+      await db.beginTurn("s", "turn_e");
+      for (const name of await stockOf(SPARE_STOCK)) {
+        rmSync(join(spareFolder(), name));
+        linkSync(emptyOutside, join(spareFolder(), name));
+      }
+      const node = await db.appendNode("s", { role: "code", name: "work", output: "mine" });
+      await db.endTurn("s", "turn_e", { status: "idle" });
+      expect(readFileSync(emptyOutside, "utf8")).toBe("");
+      expect((await new SessionDB({ root: store.root }).getNode("s", node.id))?.output).toBe("mine");
+    } finally {
+      rmSync(emptyOutside, { force: true });
     }
   });
 

@@ -125,8 +125,10 @@ export function takeSpare(paths: SessionPaths): SpareFile | null {
     let fd: number | null = null;
     try {
       fd = openSync(path, OPEN_SPARE);
-      // Written to meanwhile by someone else: what we write would end in their bytes.
-      if (fstatSync(fd).size === 0) return { path, fd };
+      // Written to meanwhile (what we write would end in their bytes), or another name of some other file (a hard
+      // link: our write would change that file): not ours to use.
+      const stat = fstatSync(fd);
+      if (stat.size === 0 && stat.nlink === 1) return { path, fd };
     } catch {
       // Removed or replaced behind our back (a link is refused): the next one, or a temp file of the write's own.
     }

@@ -3,11 +3,11 @@
 // dearest call a commit makes (it waits on the file system's journal behind every other session's flush), and a
 // turn's commit writes about seven objects.
 import { createHash } from "node:crypto";
-import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { crc32, deflateSync, inflateSync } from "node:zlib";
 import { randomHex } from "../../ids.js";
-import { createOffThread, renameOffThread, syncDirectory } from "../atomic-file.js";
+import { createOffThread, renameOffThread, syncDirectory, unlinkQuietly } from "../atomic-file.js";
 import { fsyncDescriptor } from "../fsync-path.js";
 import type { GitObjectType, PendingObject } from "./loose-objects.js";
 import { openRegularFile, readRegularFile } from "../safe-open.js";
@@ -164,14 +164,6 @@ async function writeTempOffThread(folder: string, prefix: string, bytes: Buffer,
   }
   closeSync(fd);
   return temporary;
-}
-
-function unlinkQuietly(path: string): void {
-  try {
-    unlinkSync(path);
-  } catch {
-    // never written, or gone already
-  }
 }
 
 /** A pack's index, read: the ids in order, and each one's offset in the pack and CRC-32. */

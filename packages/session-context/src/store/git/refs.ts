@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { createOffThread, renameOffThread } from "../atomic-file.js";
+import { createOffThread, renameOffThread, unlinkQuietly } from "../atomic-file.js";
 import { readRegularFile } from "../safe-open.js";
 import { UnsupportedIndexError } from "./git-index.js";
 
@@ -95,6 +95,7 @@ export async function lockRef(gitDir: string, ref: string, commit: string): Prom
   return {
     // Over the old ref, on the thread pool (see renameOffThread).
     move: () => renameOffThread(lock, target),
-    abandon: () => unlinkSync(lock),
+    // Quietly: the commit is failing already and throws that error; a lock left behind is cleared as above.
+    abandon: () => unlinkQuietly(lock),
   };
 }

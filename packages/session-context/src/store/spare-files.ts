@@ -77,7 +77,7 @@ interface Stock {
   /** Creations under way, with the path each makes; a closing stock waits for them. */
   readonly making: Map<Promise<void>, string>;
   users: number;
-  /** A creation failed, or the stock is closing: make no more (the writes create their temp files as before). */
+  /** Retired (out of the map): a creation failed, or it is closing; make no more, take none. */
   stopped: boolean;
 }
 
@@ -94,7 +94,7 @@ let exitHookInstalled = false;
  */
 export function openSpareStock(paths: SessionPaths): () => void {
   const existing = stocks.get(paths.spare);
-  if (existing && !existing.stopped) {
+  if (existing) {
     if (existing.users++ === 0) stocksInUse++;
     if (existing.idleTimer) clearTimeout(existing.idleTimer);
     existing.idleTimer = null;
@@ -119,7 +119,7 @@ export function openSpareStock(paths: SessionPaths): () => void {
 /** A ready spare for a write into the session (and another starts being made), or null: create a temp file. */
 export function takeSpare(paths: SessionPaths): SpareFile | null {
   const stock = stocks.get(paths.spare);
-  if (!stock || stock.stopped) return null;
+  if (!stock) return null;
   for (let path = stock.ready.shift(); path !== undefined; path = stock.ready.shift()) {
     makeOne(stock);
     let fd: number | null = null;
@@ -145,10 +145,7 @@ export function takeSpare(paths: SessionPaths): SpareFile | null {
 export function forgetSpareStock(paths: SessionPaths): void {
   const stock = stocks.get(paths.spare);
   if (!stock) return;
-  stock.stopped = true;
-  if (stock.idleTimer) clearTimeout(stock.idleTimer);
-  stock.idleTimer = null;
-  stocks.delete(paths.spare);
+  retire(stock);
   for (const path of stock.ready.splice(0)) unlinkQuietly(path);
 }
 
@@ -167,12 +164,17 @@ function closerOf(stock: Stock): () => void {
 
 /** Makes no more spares, waits for those under way, and removes every one not taken. */
 async function drain(stock: Stock): Promise<void> {
+  retire(stock);
+  await Promise.all(stock.making.keys());
+  await Promise.all(stock.ready.splice(0).map(removeOffThread));
+}
+
+/** Stops the stock and takes it out of the map: a stock in the map is one still in use or waiting for a turn. */
+function retire(stock: Stock): void {
   stock.stopped = true;
   if (stock.idleTimer) clearTimeout(stock.idleTimer);
   stock.idleTimer = null;
   if (stocks.get(stock.folder) === stock) stocks.delete(stock.folder);
-  await Promise.all(stock.making.keys());
-  await Promise.all(stock.ready.splice(0).map(removeOffThread));
 }
 
 function makeOne(stock: Stock): void {

@@ -29,10 +29,11 @@ export class TurnLifecycle {
     private readonly recovery: TurnRecovery,
   ) {}
 
-  /** By turn: ends the turn's claim on keeping the session lock between its writes (keepLeaseThroughTurn). */
-  private readonly keptLeases = new Map<string, () => void>();
-  /** By turn: ends the turn's use of the session's spare files (spare-files.ts). */
-  private readonly spareStocks = new Map<string, () => void>();
+  /**
+   * By turn: ends what the turn keeps while it runs, the session lock between its writes (keepLeaseThroughTurn)
+   * and the session's spare files (spare-files.ts).
+   */
+  private readonly turnHolds = new Map<string, () => void>();
 
   async beginTurn(sessionId: string, turnId: string): Promise<void> {
     const paths = this.state.requirePaths(sessionId);
@@ -41,12 +42,15 @@ export class TurnLifecycle {
       if (!existsSync(paths.meta)) throw new SessionNotFoundError(sessionId);
       await takeTurnLease(paths, turnId);
     });
-    // The turn's writes come a model's reply apart: the session lock is kept between them (lease-lock.ts).
-    this.keptLeases.get(turnKey(sessionId, turnId))?.();
-    this.keptLeases.set(turnKey(sessionId, turnId), keepLeaseThroughTurn(paths.lock));
-    // Files the turn's writes will rename into place, made while it waits for its model (spare-files.ts).
-    this.spareStocks.get(turnKey(sessionId, turnId))?.();
-    this.spareStocks.set(turnKey(sessionId, turnId), openSpareStock(paths));
+    // The turn's writes come a model's reply apart: the session lock is kept between them (lease-lock.ts), and
+    // files they will rename into place are made while the turn waits for its model (spare-files.ts).
+    this.turnHolds.get(turnKey(sessionId, turnId))?.();
+    const releaseLease = keepLeaseThroughTurn(paths.lock);
+    const closeSpares = openSpareStock(paths);
+    this.turnHolds.set(turnKey(sessionId, turnId), () => {
+      closeSpares();
+      releaseLease();
+    });
     await this.setStatus(sessionId, "running");
   }
 
@@ -107,11 +111,9 @@ export class TurnLifecycle {
       }
       throw error;
     } finally {
-      this.spareStocks.get(turnKey(sessionId, turnId))?.();
-      this.spareStocks.delete(turnKey(sessionId, turnId));
       releaseTurnLease(paths, turnId);
-      this.keptLeases.get(turnKey(sessionId, turnId))?.();
-      this.keptLeases.delete(turnKey(sessionId, turnId));
+      this.turnHolds.get(turnKey(sessionId, turnId))?.();
+      this.turnHolds.delete(turnKey(sessionId, turnId));
     }
   }
 

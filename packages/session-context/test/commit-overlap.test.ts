@@ -1,5 +1,5 @@
-// A turn's commit takes the ref's lock while the index is renamed, and writes the pack's two temp files at once
-// (each a wait on the thread pool: see createOffThread). The order git needs still holds when a step fails: the
+// A turn's commit takes the ref's lock while the index is renamed, and creates the pack's two temp files while it
+// creates its index lock (each a wait on the thread pool: see createOffThread). The order git needs still holds when a step fails: the
 // ref never moves before the index, no lock or temp file is left behind, and the next turn commits everything.
 import type * as NodeFs from "node:fs";
 import { existsSync, readdirSync } from "node:fs";
@@ -86,6 +86,34 @@ describe("a turn's commit whose steps overlap", () => {
     expect(leftovers(dir)).toEqual([]);
     await turn("t3", "third");
     expect(plainGit(dir, "show", "--format=", "--stat", "HEAD")).toContain("history/");
+    assertHealthy(dir);
+  });
+
+  it("removes the temp pack files it made ahead when there is nothing new to pack", async () => {
+    await store.db.createSession({ id: "s" });
+    const dir = join(store.root, "s");
+    const first = await turn("t1", "first");
+
+    expect(await store.db.commitTurn("s", "nothing new")).toBeNull();
+
+    expect(plainGit(dir, "rev-parse", "HEAD")).toBe(first);
+    expect(leftovers(dir)).toEqual([]);
+    assertHealthy(dir);
+  });
+
+  it("removes them too when the index lock cannot be taken, and commits on the next turn", async () => {
+    await store.db.createSession({ id: "s" });
+    const dir = join(store.root, "s");
+    const first = await turn("t1", "first");
+    faults.failCreateOf = "index.lock";
+
+    await expect(turn("t2", "second")).rejects.toThrow(/ENOSPC: injected/);
+
+    faults.failCreateOf = null;
+    expect(plainGit(dir, "rev-parse", "HEAD")).toBe(first);
+    expect(leftovers(dir)).toEqual([]);
+    await turn("t3", "third");
+    expect(plainGit(dir, "log", "--format=%s")).toBe("turn t3\nturn t1\nsession init");
     assertHealthy(dir);
   });
 });

@@ -22,7 +22,14 @@ import {
   type GitObjectType,
   type PendingObject,
 } from "./loose-objects.js";
-import { packEntry, readdirOrEmpty, readPackedObject, writePack } from "./pack-file.js";
+import {
+  createPackTemps,
+  discardPackTemps,
+  packEntry,
+  readdirOrEmpty,
+  readPackedObject,
+  writePack,
+} from "./pack-file.js";
 import { listPacks, mergeSmallPacks, PACKS_BEFORE_MERGE } from "./pack-merge.js";
 import { lockRef, readHead } from "./refs.js";
 import { writeTrees } from "./tree-builder.js";
@@ -139,8 +146,19 @@ export async function commitInProcess(
   // Checked before anything is written: a parent that is gone fails the commit (a history on it would be broken).
   const parentTree = head.commit === null ? null : treeOf(gitDir, head.commit, memory);
   const lockPath = join(gitDir, "index.lock");
-  // Created on the thread pool: a file creation waits on the journal (see createOffThread).
-  const lockFd = await createOffThread(lockPath, 0o600);
+  // Created on the thread pool (a file creation waits on the journal, see createOffThread), with the pack's temp
+  // files beside it: one wait for the three.
+  const [lockCreated, tempsCreated] = await Promise.allSettled([
+    createOffThread(lockPath, 0o600),
+    createPackTemps(gitDir),
+  ]);
+  // Temps that could not be made ahead are made again by writePack, which reports what stops them.
+  let temps = tempsCreated.status === "fulfilled" ? tempsCreated.value : null;
+  if (lockCreated.status === "rejected") {
+    if (temps) discardPackTemps(temps);
+    throw lockCreated.reason;
+  }
+  const lockFd = lockCreated.value;
   let locked = true;
   try {
     const previous = memory?.entries ?? (indexStat ? parseIndex(readRegularFile(indexPath)) : []);
@@ -203,7 +221,9 @@ export async function commitInProcess(
     let pack: string | null = null;
     let packs = memory?.packs ?? null;
     if (pending.length > 0) {
-      pack = await writePack(gitDir, pending.map(packEntry));
+      const ahead = temps;
+      temps = null;
+      pack = await writePack(gitDir, pending.map(packEntry), ahead ? { temps: ahead } : {});
       packs = packs === null ? listPacks(gitDir).length : packs + 1;
       if (packs > PACKS_BEFORE_MERGE) {
         const merge = await mergeSmallPacks(gitDir);
@@ -242,6 +262,8 @@ export async function commitInProcess(
     memories.delete(gitDir);
     throw error;
   } finally {
+    // No pack was written (nothing new), or the commit failed before it: the temps made ahead go.
+    if (temps) discardPackTemps(temps);
     if (locked) {
       try {
         closeSync(lockFd);

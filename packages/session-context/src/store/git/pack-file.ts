@@ -7,7 +7,7 @@ import { closeSync, fstatSync, mkdirSync, openSync, readdirSync, readSync, write
 import { join } from "node:path";
 import { crc32, deflateSync, inflateSync } from "node:zlib";
 import { randomHex } from "../../ids.js";
-import { createOffThread, renameOffThread, syncDirectory, unlinkQuietly } from "../atomic-file.js";
+import { closeQuietly, createOffThread, renameOffThread, syncDirectory, unlinkQuietly } from "../atomic-file.js";
 import { fsyncDescriptor } from "../fsync-path.js";
 import type { GitObjectType, PendingObject } from "./loose-objects.js";
 import { openRegularFile, readRegularFile } from "../safe-open.js";
@@ -98,6 +98,41 @@ export function packFiles(entries: readonly PackEntry[]): { name: string; pack: 
   return { name: `pack-${checksum.toString("hex")}`, pack, index };
 }
 
+/** A pack's two temp files, created ahead and open for writing (see createPackTemps). */
+export interface PackTemps {
+  pack: { path: string; fd: number };
+  index: { path: string; fd: number };
+}
+
+/**
+ * The two temp files of a pack, created at once on the thread pool. A commit creates them while it creates its
+ * index lock, before it knows its objects: each creation waits on the file system's journal, and one wait for the
+ * three instead of two in a row is a thread-pool round trip less per turn. Give them to writePack, or to
+ * discardPackTemps when no pack is written after all.
+ */
+export async function createPackTemps(gitDir: string): Promise<PackTemps> {
+  const folder = join(gitDir, "objects", "pack");
+  const created = await Promise.allSettled([
+    createTempOffThread(folder, "tmp_pack_"),
+    createTempOffThread(folder, "tmp_idx_"),
+  ]);
+  const failed = created.find((outcome) => outcome.status === "rejected");
+  if (failed) {
+    for (const outcome of created) if (outcome.status === "fulfilled") discardTemp(outcome.value);
+    throw failed.reason;
+  }
+  const [pack, index] = created.map(
+    (outcome) => (outcome as PromiseFulfilledResult<{ path: string; fd: number }>).value,
+  );
+  return { pack: pack!, index: index! };
+}
+
+/** Closes and removes temps no pack was written into. */
+export function discardPackTemps(temps: PackTemps): void {
+  discardTemp(temps.pack);
+  discardTemp(temps.index);
+}
+
 /**
  * Writes a pack of these entries into the repository as git does: each file written under a `tmp_` name and
  * renamed, the pack before its index, so git sees a pack only once both are whole (a pack without its index is
@@ -105,65 +140,68 @@ export function packFiles(entries: readonly PackEntry[]): { name: string; pack: 
  * merge's), as git does not fsync objects by default: the node files are the durable record, the commit is made
  * again from them after a crash. Each creation, fsync and rename runs on libuv's thread pool (a creation and a
  * rename wait on the file system's journal: see createOffThread), so the event loop serves other sessions
- * meanwhile. Returns the pack's name (`pack-<checksum>`).
+ * meanwhile. `temps`, made ahead by createPackTemps, are used (and consumed, whatever happens) instead of new ones.
+ * Returns the pack's name (`pack-<checksum>`).
  */
 export async function writePack(
   gitDir: string,
   entries: readonly PackEntry[],
-  options: { durable?: boolean } = {},
+  options: { durable?: boolean; temps?: PackTemps } = {},
 ): Promise<string> {
   const { name, pack, index } = packFiles(entries);
   const folder = join(gitDir, "objects", "pack");
   const durable = options.durable === true;
-  // Both temp files at once (each creation waits on the journal); renamed one after the other, the pack first.
+  const temps = options.temps ?? (await createPackTemps(gitDir));
+  // Both written at once (an fsync, when durable, waits on the disk); renamed one after the other, the pack first.
   const written = await Promise.allSettled([
-    writeTempOffThread(folder, "tmp_pack_", pack, durable),
-    writeTempOffThread(folder, "tmp_idx_", index, durable),
+    fillTemp(temps.pack.fd, pack, durable),
+    fillTemp(temps.index.fd, index, durable),
   ]);
   const failed = written.find((outcome) => outcome.status === "rejected");
   if (failed) {
-    for (const outcome of written) if (outcome.status === "fulfilled") unlinkQuietly(outcome.value);
+    unlinkQuietly(temps.pack.path);
+    unlinkQuietly(temps.index.path);
     throw failed.reason;
   }
-  const [packTemp, indexTemp] = written.map((outcome) => (outcome as PromiseFulfilledResult<string>).value) as [
-    string,
-    string,
-  ];
   try {
     // Over a pack already there (the same objects, by its checksum) the rename changes nothing a reader could see.
-    await renameOffThread(packTemp, join(folder, `${name}.pack`));
+    await renameOffThread(temps.pack.path, join(folder, `${name}.pack`));
   } catch (error) {
-    unlinkQuietly(packTemp);
-    unlinkQuietly(indexTemp);
+    unlinkQuietly(temps.pack.path);
+    unlinkQuietly(temps.index.path);
     throw error;
   }
-  await renameOffThread(indexTemp, join(folder, `${name}.idx`));
+  await renameOffThread(temps.index.path, join(folder, `${name}.idx`));
   if (durable) await syncDirectory(folder);
   return name;
 }
 
-/** A temp file of `bytes` in `folder`, created on the thread pool (fsynced there when durable); its path. */
-async function writeTempOffThread(folder: string, prefix: string, bytes: Buffer, durable: boolean): Promise<string> {
-  const temporary = join(folder, `${prefix}${randomHex(8)}`);
-  let fd: number;
+/** A new temp file in `folder`, created on the thread pool; `folder` is made when missing. */
+async function createTempOffThread(folder: string, prefix: string): Promise<{ path: string; fd: number }> {
+  const path = join(folder, `${prefix}${randomHex(8)}`);
   try {
-    fd = await createOffThread(temporary, PACK_MODE);
+    return { path, fd: await createOffThread(path, PACK_MODE) };
   } catch (error) {
     // A repository in the smallest layout has no objects/pack until its first pack (and git gc may remove it).
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     mkdirSync(folder, { recursive: true, mode: DIRECTORY_MODE });
-    fd = openSync(temporary, "wx", PACK_MODE);
+    return { path, fd: openSync(path, "wx", PACK_MODE) };
   }
+}
+
+/** Writes `bytes` into a temp file and closes it (fsynced first when durable); closed on failure too. */
+async function fillTemp(fd: number, bytes: Buffer, durable: boolean): Promise<void> {
   try {
-    writeSync(fd, bytes);
+    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
     if (durable) await fsyncDescriptor(fd);
-  } catch (error) {
-    closeSync(fd);
-    unlinkQuietly(temporary);
-    throw error;
+  } finally {
+    closeQuietly(fd);
   }
-  closeSync(fd);
-  return temporary;
+}
+
+function discardTemp(temp: { path: string; fd: number }): void {
+  closeQuietly(temp.fd);
+  unlinkQuietly(temp.path);
 }
 
 /** A pack's index, read: the ids in order, and each one's offset in the pack and CRC-32. */

@@ -115,6 +115,20 @@ describe("spare files", () => {
     expect((await db.loadNodes("s")).map((each) => each.id)).toEqual([node.id]);
   });
 
+  it("the turn's end renames a spare into place as the session's usage total too", async () => {
+    await db.beginTurn("s", "turn_a");
+    await db.appendNode("s", { role: "user", output: "one" }, { atHead: true });
+    const ready = await stockOf(SPARE_STOCK);
+    const inodes = new Set(ready.map((name) => lstatSync(join(spareFolder(), name)).ino));
+
+    await db.endTurn("s", "turn_a", { status: "idle" });
+
+    const total = join(store.root, "s", "usage.json");
+    expect(inodes.has(lstatSync(total).ino)).toBe(true);
+    expect(JSON.parse(readFileSync(total, "utf8"))).toMatchObject({ version: 1, buckets: [] });
+    expect(readdirSync(join(store.root, "s")).filter((name) => name.includes(".tmp-"))).toEqual([]);
+  });
+
   it("writes outside a turn create their own temp files, and leave no spare", async () => {
     const node = await db.appendNode("s", { role: "user", output: "hello" }, { atHead: true });
     expect((await db.getNode("s", node.id))?.output).toBe("hello");

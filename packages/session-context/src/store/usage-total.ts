@@ -1,12 +1,13 @@
-import { closeSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { statSync } from "node:fs";
 import { open, rename, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { StoreWriteError } from "../errors.js";
 import type { UsageBucket } from "../usage/usage-buckets.js";
-import { createOffThread, FILE_MODE, renameOffThread, tempPathFor } from "./atomic-file.js";
+import { FILE_MODE, renameFilesInPlace, tempPathFor } from "./atomic-file.js";
 import type { SessionPaths } from "./layout.js";
 import { reportStoreProblem } from "./registry.js";
 import { readRegularFile } from "./safe-open.js";
+import { takeSpare } from "./spare-files.js";
 
 /**
  * `<session>/usage.json`: the session's token usage by day and model, kept at
@@ -69,7 +70,13 @@ async function writeUsageTotal(paths: SessionPaths, buckets: () => UsageBucket[]
       cached_input_tokens: bucket.cachedInputTokens,
     })),
   };
-  await replaceFileWrittenHere(join(paths.dir, USAGE_TOTAL_FILE), `${JSON.stringify(file)}\n`);
+  // Renamed into place from a spare file of the turn's when there is one (spare-files.ts), else from a temp file
+  // created on the thread pool; not fsynced (the total is rebuilt from the nodes when it does not match them).
+  await renameFilesInPlace(
+    [{ path: join(paths.dir, USAGE_TOTAL_FILE), data: `${JSON.stringify(file)}\n` }],
+    false,
+    () => takeSpare(paths),
+  );
 }
 
 /**
@@ -107,31 +114,6 @@ export function readUsageTotal(
  */
 export function historyFingerprint(sessionDir: string): string {
   return String(statSync(join(sessionDir, "history"), { bigint: true, throwIfNoEntry: false })?.mtimeNs ?? "none");
-}
-
-/**
- * The same, created on the thread pool (a creation waits on the journal: see createOffThread), written on this
- * thread (a small file into the page cache, cheaper than another hand-off) and renamed over the old total on the
- * pool: that rename frees the old file and waits for the journal too (see renameOffThread).
- */
-async function replaceFileWrittenHere(path: string, text: string): Promise<void> {
-  const temporary = tempPathFor(path);
-  try {
-    const fd = await createOffThread(temporary);
-    try {
-      writeFileSync(fd, text);
-    } finally {
-      closeSync(fd);
-    }
-    await renameOffThread(temporary, path);
-  } catch (error) {
-    try {
-      unlinkSync(temporary);
-    } catch {
-      // never created
-    }
-    throw new StoreWriteError(path, error);
-  }
 }
 
 /** Temp file and rename (named so git and the doctor know it as a temp file), without fsync. */

@@ -5,6 +5,7 @@ import type { ActiveContext } from "../context/types.js";
 import { CancelledError, isCancellation, ProviderError, serializeError, toOpenProgramError } from "../errors.js";
 import { mintNodeId } from "../ids.js";
 import type { ModelProvider, ModelRequest, ModelResponse } from "../providers/types.js";
+import type { NodeWrite } from "../store/types.js";
 import { endChatSpan, failSpan, parentContextOf, startChatSpan } from "../telemetry/spans.js";
 import type { CompactionPort } from "./compaction-port.js";
 import { windowedPrompt, type PromptRecord } from "./prompt-record.js";
@@ -186,13 +187,26 @@ export class ModelCall {
 
   /** Step 3: the reply is recorded on the node (a top-level reply becomes the head). */
   async complete(response: ModelResponse, extra: Record<string, unknown> = {}): Promise<void> {
+    const write = await this.completion(response, extra);
+    await this.context.writer.update(write.nodeId, write.patch, write.options);
+  }
+
+  /**
+   * Step 3 without the write: the update that records the reply, for a caller that writes it together with the
+   * nodes that follow it at once (a reply's tool calls, with their first tool's node: ReplyWrite).
+   */
+  async completion(
+    response: ModelResponse,
+    extra: Record<string, unknown> = {},
+  ): Promise<Extract<NodeWrite, { op: "update" }>> {
     await this.appended;
     if (this.reply.finish(response.text) === null) {
       throw new ProviderError(this.setup.provider.name, null, "the final reply differs from the text it streamed");
     }
-    await this.context.writer.update(
-      this.nodeId,
-      {
+    return {
+      op: "update",
+      nodeId: this.nodeId,
+      patch: {
         output: response.text,
         ...(this.overflowRetry ? { reads: this.record.prompt.reads } : {}),
         metadata: {
@@ -206,8 +220,8 @@ export class ModelCall {
       },
       // A reply that asked for tools is followed at once by their nodes, whose writes wait for this one's name too
       // (an idempotent tool's running node aside: a power cut then may send the request again).
-      { advanceHead: this.callId === null, deferNameSync: Array.isArray(extra.tool_calls) },
-    );
+      options: { advanceHead: this.callId === null, deferNameSync: Array.isArray(extra.tool_calls) },
+    };
   }
 
   /** Step 3, when anything above failed: the node records the failure (or cancellation); returns the error to throw. */

@@ -9,8 +9,10 @@ import type { ParsedReply, StructuredOutput } from "../structured/structured-out
 import { partialObjects } from "../structured/partial-objects.js";
 import { invalidReplyMessage, structuredRepliesOf, type StructuredReplies } from "../structured/structured-replies.js";
 import type { ModelProvider, ModelRequest, ToolCall } from "../providers/types.js";
+import { ReplyWrite } from "../tools/reply-write.js";
 import { runToolCalls } from "../tools/run-tool-calls.js";
 import { toolLoopOf, type ToolLoop } from "../tools/tool-loop.js";
+import type { SessionNodeWriter } from "../store/node-writer.js";
 import type { SessionNode } from "../store/types.js";
 import { conversationTip, renderPrompt, type RenderedPrompt } from "../prompt/render-prompt.js";
 import { chatTurnContext } from "./chat.js";
@@ -344,12 +346,13 @@ export class ModelRuntime implements Runtime {
       if (!replay && (record.kind === "exec" || iteration > 1)) await this.fitToWindow(context, record, options);
       let reply: Reply;
       const step = replay?.enterExec(callId, () => this.bodyDigest(this.request(record, requestOptions))) ?? null;
-      if (step?.kind === "reuse") reply = await recordedReply(step.node, structured);
+      if (step?.kind === "reuse") reply = await recordedReply(step.node, structured, context.writer);
       else {
         record.slot = step?.slot ?? null;
         reply = await this.send(context, record, callId, requestOptions, iteration === 1 ? before : undefined);
-        // The reply is recorded; a budget it took past its limit stops the exec here, and its node says so.
-        await this.stopIfCrossed(context, guard, reply.nodeId);
+        // The reply is recorded (or held, to be written with its first tool's node); a budget it took past its limit
+        // stops the exec here, and its node says so.
+        await this.stopIfCrossed(context, guard, reply);
       }
       if (!loop || reply.toolCalls.length === 0) {
         if (!structured || !reply.parsed) return reply.text;
@@ -360,12 +363,15 @@ export class ModelRuntime implements Runtime {
         record = next(invalidReplyMessage(reply.parsed.problem));
         continue;
       }
-      if (iteration >= loop.maxIterations)
+      if (iteration >= loop.maxIterations) {
+        await reply.record.flush();
         throw new ToolLoopLimitError(
           loop.maxIterations,
           reply.toolCalls.map((call) => call.name),
         );
+      }
       await runToolCalls(context, loop.tools, reply.toolCalls, {
+        reply: reply.record,
         llmNodeId: reply.nodeId,
         model: reply.model,
         doc: record.system ?? "",
@@ -385,11 +391,12 @@ export class ModelRuntime implements Runtime {
    * that llm node (`stopped_by_budget`): a chat turn has no call of its own to record the failure, and the page
    * names the budget that stopped a turn from the record.
    */
-  private async stopIfCrossed(context: ActiveContext, guard: CallBudget | null, nodeId: string): Promise<void> {
+  private async stopIfCrossed(context: ActiveContext, guard: CallBudget | null, reply: Reply): Promise<void> {
     try {
       guard?.throwIfCrossed();
     } catch (error) {
-      await context.writer.update(nodeId, { metadata: { stopped_by_budget: serializeError(error) } });
+      await reply.record.flush();
+      await context.writer.update(reply.nodeId, { metadata: { stopped_by_budget: serializeError(error) } });
       throw error;
     }
   }
@@ -410,11 +417,12 @@ export class ModelRuntime implements Runtime {
       const toolCalls = response.toolCalls ?? [];
       const parsed =
         options.structured && toolCalls.length === 0 ? await options.structured.parse(response.text) : null;
-      await call.complete(response, {
-        ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
-        ...parsedMetadata(parsed),
-      });
-      return { text: response.text, toolCalls, nodeId: call.nodeId, model: response.model, parsed };
+      const extra = { ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}), ...parsedMetadata(parsed) };
+      // A reply whose tools the loop runs is written with the first tool's node (ReplyWrite); any other now.
+      const held = options.loop && toolCalls.length > 0 ? await call.completion(response, extra) : null;
+      if (!held) await call.complete(response, extra);
+      const record = new ReplyWrite(context.writer, held);
+      return { text: response.text, toolCalls, nodeId: call.nodeId, model: response.model, parsed, record };
     } catch (error) {
       throw await call.fail(error);
     }
@@ -448,14 +456,20 @@ interface Reply {
   model: string;
   /** Against the exec's schema (a final reply of an exec with one), else null. */
   parsed: ParsedReply | null;
+  /** The reply's record, when it is held to be written with its first tool's node; flushed by whatever comes next. */
+  record: ReplyWrite;
 }
 
 /** A recorded reply, as a resumed turn reuses it (parsed again: the schema decides, not the record). */
-async function recordedReply(node: SessionNode, structured: StructuredReplies | null): Promise<Reply> {
+async function recordedReply(
+  node: SessionNode,
+  structured: StructuredReplies | null,
+  writer: SessionNodeWriter,
+): Promise<Reply> {
   const calls = Array.isArray(node.metadata.tool_calls) ? (node.metadata.tool_calls as ToolCall[]) : [];
   const text = node.output as string;
   const parsed = structured && calls.length === 0 ? await structured.output.parse(text) : null;
-  return { text, toolCalls: calls, nodeId: node.id, model: node.name, parsed };
+  return { text, toolCalls: calls, nodeId: node.id, model: node.name, parsed, record: new ReplyWrite(writer, null) };
 }
 
 /** What an llm node records of its reply's parse: the value, or the problem sent back to the model. */

@@ -195,13 +195,36 @@ export class HistoryFiles {
     alongside: (node: SessionNode, movedHead: boolean) => readonly FileWrite[] = () => [],
   ): Promise<{ node: SessionNode; movedHead: boolean }> {
     const state = this.refresh(paths);
+    const { node, fileName, movedHead } = this.prepareAppend(state, draft, options, readMeta);
+    await this.writeNodes(
+      paths,
+      state,
+      [{ node, fileName, alongside: alongside(node, movedHead) }],
+      !options.deferNameSync,
+    );
+    return { node, movedHead };
+  }
+
+  /**
+   * The node an append would write, and its file's name (nothing written). `state` is the refreshed view; a batch
+   * (writeNodes) prepares its appends one after the other against it.
+   */
+  prepareAppend(
+    state: HistoryState,
+    draft: NodeDraft,
+    options: AppendOptions,
+    readMeta: () => SessionMeta,
+    /** Appends prepared earlier in the same batch: their seqs and ids are taken. */
+    earlier: readonly SessionNode[] = [],
+  ): { node: SessionNode; fileName: string; movedHead: boolean } {
     const role = draft.role;
     if (!ROLES.has(role))
       throw new InvalidNodeError(`Node role must be "user", "llm" or "code", not ${JSON.stringify(role)}.`);
     const id = draft.id ?? mintNodeId();
     if (!NODE_ID.test(id))
       throw new InvalidNodeError(`Node id ${JSON.stringify(id)} must be 1-64 letters, digits, '_' or '-'.`);
-    if (state.byId.has(id)) throw new InvalidNodeError(`Node id ${id} already exists in this session.`);
+    if (state.byId.has(id) || earlier.some((node) => node.id === id))
+      throw new InvalidNodeError(`Node id ${id} already exists in this session.`);
     if (draft.createdAt !== undefined && !(Number.isFinite(draft.createdAt) && draft.createdAt > 0))
       throw new InvalidNodeError(
         `Node createdAt must be a positive number of Unix seconds, not ${JSON.stringify(draft.createdAt)}; leave it out for now.`,
@@ -221,7 +244,7 @@ export class HistoryFiles {
     const node: SessionNode = {
       id,
       created_at: draft.createdAt ?? nowSeconds(),
-      seq: state.maxSeq + 1,
+      seq: state.maxSeq + 1 + earlier.length,
       role,
       name: draft.name ?? "",
       input: draft.input ?? null,
@@ -231,9 +254,7 @@ export class HistoryFiles {
       reads: draft.reads ?? [],
       metadata: draft.metadata ?? {},
     };
-    const fileName = nodeFileName(node.seq, role, id);
-    await this.writeNode(paths, state, fileName, node, alongside(node, movedHead), options.deferNameSync === true);
-    return { node, movedHead };
+    return { node, fileName: nodeFileName(node.seq, role, id), movedHead };
   }
 
   /** Updates a node; `alongside` as in append. */
@@ -246,6 +267,18 @@ export class HistoryFiles {
     deferNameSync = false,
   ): Promise<SessionNode> {
     const state = this.refresh(paths);
+    const { node, fileName } = this.prepareUpdate(state, sessionId, nodeId, patch);
+    await this.writeNodes(paths, state, [{ node, fileName, alongside: alongside(node) }], !deferNameSync);
+    return node;
+  }
+
+  /** The node an update would write, and its file's name (nothing written); `state` as in prepareAppend. */
+  prepareUpdate(
+    state: HistoryState,
+    sessionId: string,
+    nodeId: string,
+    patch: NodePatch,
+  ): { node: SessionNode; fileName: string } {
     const current = state.byId.get(nodeId);
     const fileName = state.fileById.get(nodeId);
     if (!current || !fileName) throw new NodeNotFoundError(sessionId, nodeId);
@@ -253,47 +286,58 @@ export class HistoryFiles {
     if ("output" in patch) node.output = patch.output ?? null;
     if ("input" in patch) node.input = patch.input ?? null;
     if (patch.reads) node.reads = patch.reads;
-    await this.writeNode(paths, state, fileName, node, alongside(node), deferNameSync);
-    return node;
+    return { node, fileName };
   }
 
-  private async writeNode(
+  /**
+   * Writes prepared nodes (prepareAppend, prepareUpdate) as one logged write: their files (each followed by what
+   * it names to write alongside, meta.json when it moves the head) renamed into place in order, one append to the
+   * log, fdatasynced once when `durable`, and one journal append naming them all. Under the session lock, with the
+   * view the nodes were prepared against.
+   */
+  async writeNodes(
     paths: SessionPaths,
     state: HistoryState,
-    fileName: string,
-    node: SessionNode,
-    alongside: readonly FileWrite[],
-    deferNameSync: boolean,
+    writes: ReadonlyArray<{ node: SessionNode; fileName: string; alongside: readonly FileWrite[] }>,
+    durable: boolean,
   ): Promise<void> {
-    const text = dumpsPython(node);
-    if (text.length > MAX_NODE_BYTES) {
-      throw new InvalidNodeError(
-        `Node ${node.id} serialises to ${text.length} bytes; the limit is ${MAX_NODE_BYTES}. Store large artifacts in the work dir instead.`,
-      );
-    }
-    // The view was refreshed under the session lock just before: the text it holds for the file is the one on disk
-    // (a change nobody journaled would have reloaded it), so the write need not read the file back for its CRC.
-    const replaced = state.fileById.get(node.id) === fileName ? state.fileCrc.get(fileName) : null;
+    const texts = writes.map(({ node }) => {
+      const text = dumpsPython(node);
+      if (text.length > MAX_NODE_BYTES) {
+        throw new InvalidNodeError(
+          `Node ${node.id} serialises to ${text.length} bytes; the limit is ${MAX_NODE_BYTES}. Store large artifacts in the work dir instead.`,
+        );
+      }
+      return text;
+    });
+    const files: FileWrite[] = [];
+    const replaces: Array<number | null | undefined> = [];
+    writes.forEach(({ node, fileName, alongside }, index) => {
+      files.push({ path: join(paths.history, fileName), data: texts[index] as string }, ...alongside);
+      // The view was refreshed under the session lock just before: the text it holds for the file is the one on
+      // disk (a change nobody journaled would have reloaded it), so the write need not read the file back for its CRC.
+      replaces.push(state.fileById.get(node.id) === fileName ? state.fileCrc.get(fileName) : null);
+      for (let more = 0; more < alongside.length; more++) replaces.push(undefined);
+    });
     state.writing++;
     try {
-      await this.writeLogged(
-        paths,
-        [{ path: join(paths.history, fileName), data: text }, ...alongside],
-        !deferNameSync,
-        [replaced],
-      );
+      await this.writeLogged(paths, files, durable, replaces);
     } finally {
       state.writing--;
     }
-    this.remember(state, fileName, freezeNode(node), text.length, crc32(Buffer.from(text, "utf8")));
-    state.changed?.add(fileName);
+    writes.forEach(({ node, fileName }, index) => {
+      const text = texts[index] as string;
+      this.remember(state, fileName, freezeNode(node), text.length, crc32(Buffer.from(text, "utf8")));
+      state.changed?.add(fileName);
+    });
     this.evictIdle();
-    if (appendJournalLine(paths.journal, fileName)) {
-      // Under the session lock nobody else appends to the journal, so our line is the only growth.
-      state.journalOffset += Buffer.byteLength(fileName) + 1;
+    const names = writes.map(({ fileName }) => fileName);
+    if (appendJournalLines(paths.journal, names)) {
+      // Under the session lock nobody else appends to the journal, so our lines are the only growth.
+      state.journalOffset += names.reduce((sum, name) => sum + Buffer.byteLength(name) + 1, 0);
       state.historyMtimeNs = historyMtime(paths);
     } else {
-      // The node is safely on disk; without its journal line every reader, this one included, re-reads history/.
+      // The nodes are safely on disk; without their journal lines every reader, this one included, re-reads history/.
       state.historyMtimeNs = -1n;
     }
   }
@@ -601,12 +645,12 @@ export function unreadableReason(error: unknown): string {
 /** Opens for appending, creating it if needed, never through a symbolic link. */
 const APPEND_NO_FOLLOW = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
 
-/** Appends one line; O_APPEND writes of a short line are atomic, so writers never interleave. */
-function appendJournalLine(journalPath: string, fileName: string): boolean {
+/** Appends a line per file name in one write; O_APPEND writes of short lines are atomic, so writers never interleave. */
+function appendJournalLines(journalPath: string, fileNames: readonly string[]): boolean {
   try {
     const fd = openSync(journalPath, APPEND_NO_FOLLOW, FILE_MODE);
     try {
-      writeSync(fd, `${fileName}\n`);
+      writeSync(fd, fileNames.map((name) => `${name}\n`).join(""));
     } finally {
       closeSync(fd);
     }

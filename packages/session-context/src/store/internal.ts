@@ -7,7 +7,7 @@
 // SessionDB object itself, so an adapter holding a SessionDB sees only its public surface.
 import { InvalidInputError } from "../errors.js";
 import type { SessionPaths } from "./layout.js";
-import type { SessionHistory, SessionMeta, SessionNode, SessionRecord } from "./types.js";
+import type { NodeWrite, SessionHistory, SessionMeta, SessionNode, SessionRecord } from "./types.js";
 
 /**
  * What the core's own modules (the session context, prompt rendering, turns,
@@ -37,6 +37,11 @@ export interface StoreInternals {
    * the hot path of entering a checked session awaits nothing more.
    */
   needsRecoveryCheck(sessionId: string): boolean;
+  /**
+   * Appends and updates several nodes as one write (one lock section, one log append, one fdatasync unless every
+   * write defers it); only the first may move the head. Resolves to the nodes as written.
+   */
+  writeNodes(sessionId: string, writes: readonly NodeWrite[]): Promise<SessionNode[]>;
   /** Merges top-level fields into meta.json under the session lock (compaction's `_last_summary_*`). */
   writeMetaFields(sessionId: string, fields: Record<string, unknown>): Promise<void>;
   /** Bytes of node files the store's cached session views hold (bounded by MAX_CACHED_HISTORY_BYTES; for tests). */

@@ -1,4 +1,4 @@
-import { NodeNotFoundError } from "../errors.js";
+import { InvalidNodeError, NodeNotFoundError } from "../errors.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import { historyProblems, orderedNodes } from "./history.js";
 import type { StoreState } from "./store-state.js";
@@ -7,6 +7,7 @@ import type {
   AppendOptions,
   NodeDraft,
   NodePatch,
+  NodeWrite,
   SessionHistory,
   SessionMeta,
   SessionNode,
@@ -70,6 +71,66 @@ export class NodeLog {
       if (movedHead) state.metaStamps.record(paths, updatedAt);
       return node;
     });
+  }
+
+  /**
+   * Several appends and updates as one write (HistoryFiles.writeNodes): one lock section, one append to the
+   * write-ahead log, fdatasynced once unless every write defers its name's sync. Only the first write may move the
+   * head (a later one would need meta.json as the first left it). Resolves to the nodes as written, in order.
+   */
+  async writeNodes(sessionId: string, writes: readonly NodeWrite[]): Promise<SessionNode[]> {
+    const { state } = this;
+    const paths = state.requirePaths(sessionId);
+    return state.withSessionLock(sessionId, async () => {
+      const view = state.history.refresh(paths);
+      let meta: SessionMeta | undefined;
+      const readMeta = (): SessionMeta => (meta ??= state.readMetaSync(sessionId));
+      const updatedAt = nowSeconds();
+      const appended: SessionNode[] = [];
+      let movedHead = false;
+      const prepared = writes.map((write, index) => {
+        const { node, fileName, moves } = this.prepareOne(sessionId, view, write, readMeta, appended);
+        if (write.op === "append") appended.push(node);
+        if (moves && index > 0)
+          throw new InvalidNodeError("Only the first write of a batch may move the session's head.");
+        movedHead ||= moves;
+        const alongside = moves
+          ? [state.metaWrite(sessionId, readMeta(), { head_id: node.id, updated_at: updatedAt })]
+          : [];
+        return { node, fileName, alongside };
+      });
+      const durable = writes.some((write) => write.options?.deferNameSync !== true);
+      await state.history.writeNodes(paths, view, prepared, durable);
+      if (movedHead) state.metaStamps.record(paths, updatedAt);
+      return prepared.map(({ node }) => node);
+    });
+  }
+
+  /** One write of a batch, prepared against the view: the node, its file, and whether it moves the head. */
+  private prepareOne(
+    sessionId: string,
+    view: ReturnType<StoreState["history"]["refresh"]>,
+    write: NodeWrite,
+    readMeta: () => SessionMeta,
+    appended: readonly SessionNode[],
+  ): { node: SessionNode; fileName: string; moves: boolean } {
+    const { history } = this.state;
+    if (write.op === "append") {
+      const { node, fileName, movedHead } = history.prepareAppend(
+        view,
+        write.draft,
+        write.options ?? {},
+        readMeta,
+        appended,
+      );
+      return { node, fileName, moves: movedHead };
+    }
+    const { node, fileName } = history.prepareUpdate(view, sessionId, write.nodeId, write.patch);
+    // As in update: only a reply that still extends the head moves it.
+    const predecessor = node.predecessor === "ROOT" ? null : node.predecessor;
+    const moves =
+      write.options?.advanceHead === true && node.caller === "" && (readMeta().head_id ?? null) === predecessor;
+    return { node, fileName, moves };
   }
 
   async updateIf(

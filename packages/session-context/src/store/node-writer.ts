@@ -1,5 +1,5 @@
 import type { SessionDB } from "./session-db.js";
-import type { AppendOptions, NodeDraft, NodePatch, SessionNode, UpdateOptions } from "./types.js";
+import type { AppendOptions, NodeDraft, NodePatch, NodeWrite, SessionNode, UpdateOptions } from "./types.js";
 import { storeInternals } from "./internal.js";
 
 /** Called after each write, so adapters can stream the DAG as it grows. */
@@ -36,6 +36,14 @@ export class SessionNodeWriter {
     const node = await this.db.updateNode(this.sessionId, nodeId, patch, options);
     this.hooks.afterWrite?.("update", node);
     return node;
+  }
+
+  /** Appends and updates several nodes as one write, in order (see StoreInternals.writeNodes). */
+  async writeNodes(writes: readonly NodeWrite[]): Promise<SessionNode[]> {
+    await this.hooks.beforeWrite?.();
+    const nodes = await storeInternals(this.db).writeNodes(this.sessionId, writes);
+    nodes.forEach((node, index) => this.hooks.afterWrite?.(writes[index]?.op ?? "update", node));
+    return nodes;
   }
 
   /** Updates a node only if `decide` returns a patch for it as stored now (see SessionDB.updateNodeIf); null: unchanged. */

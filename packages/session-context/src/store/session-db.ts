@@ -75,6 +75,7 @@ export class SessionDB {
       nodeMapSync: (sessionId) => nodes.nodeMap(sessionId),
       liveTurnIds: (sessionId) => liveTurnLeases(state.requirePaths(sessionId)),
       needsRecoveryCheck: (sessionId) => recovery.needsRecoveryCheck(sessionId),
+      writeNodes: (sessionId, writes) => nodes.writeNodes(sessionId, writes),
       writeMetaFields: (sessionId, fields) =>
         state.withSessionLock(sessionId, () => state.writeMeta(sessionId, fields as Partial<SessionMeta>)),
       invalidate: (sessionId) => state.history.forget(state.paths(sessionId)),

@@ -80,6 +80,11 @@ export interface AppendOptions {
   deferNameSync?: boolean;
 }
 
+/** One write of a batch written at once (the core's writeNodes): an append or an update, with its options. */
+export type NodeWrite =
+  | { op: "append"; draft: NodeDraft; options?: AppendOptions }
+  | { op: "update"; nodeId: string; patch: NodePatch; options?: UpdateOptions };
+
 /** Options of `updateNode`. */
 export interface UpdateOptions {
   /** Make the node the head if the head is still its predecessor (a reply appended with `moveHead: false`). */

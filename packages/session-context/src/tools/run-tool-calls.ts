@@ -9,6 +9,7 @@ import type { ToolCall } from "../providers/types.js";
 import type { SessionNode } from "../store/types.js";
 import { failSpan, parentContextOf, startToolSpan } from "../telemetry/spans.js";
 import type { CallStep } from "../turns/replay.js";
+import type { ReplyWrite } from "./reply-write.js";
 import type { OfferedTool } from "./toolset.js";
 
 /** At most this many tool calls of one reply run at once. */
@@ -42,6 +43,8 @@ export interface ToolCallsRun {
   /** Run one at a time (`parallelToolCalls: false`). */
   serial: boolean;
   failures: FailureCounts;
+  /** The reply's own record, written with the first tool's node (or flushed before any other write). */
+  reply: ReplyWrite;
 }
 
 /** One call as it is about to run: what the model sent, what it is, and what the record says of it. */
@@ -74,16 +77,21 @@ export async function runToolCalls(
   calls: readonly ToolCall[],
   run: ToolCallsRun,
 ): Promise<void> {
-  const prepared: PreparedCall[] = [];
-  for (const call of calls) prepared.push(await prepare(context, tools, call, run));
-  const pending = [...prepared];
-  const workers = Array.from(
-    { length: run.serial ? 1 : Math.min(MAX_CONCURRENT_TOOL_CALLS, pending.length) },
-    async () => {
-      for (let next = pending.shift(); next; next = pending.shift()) await execute(context, next, run);
-    },
-  );
-  await Promise.all(workers);
+  try {
+    const prepared: PreparedCall[] = [];
+    for (const call of calls) prepared.push(await prepare(context, tools, call, run));
+    const pending = [...prepared];
+    const workers = Array.from(
+      { length: run.serial ? 1 : Math.min(MAX_CONCURRENT_TOOL_CALLS, pending.length) },
+      async () => {
+        for (let next = pending.shift(); next; next = pending.shift()) await execute(context, next, run);
+      },
+    );
+    await Promise.all(workers);
+  } finally {
+    // Every call reused from the record, or a failure before any node: the reply is recorded all the same.
+    await run.reply.flush();
+  }
   if (run.signal.aborted) throw new CancelledError(run.signal.reason);
 }
 
@@ -146,6 +154,8 @@ async function prepare(
       },
     };
   if (!context.approveTools && (await tool.needsApproval(validation.value))) {
+    // The question hangs under the reply's node: the reply is recorded first.
+    await run.reply.flush();
     const approved = await askApproval(context, call, validation.value, run);
     if (!approved)
       return {
@@ -208,7 +218,7 @@ async function execute(context: ActiveContext, prepared: PreparedCall, run: Tool
 
   if (prepared.refused || !tool) {
     const refused = prepared.refused ?? { code: "unknown_tool", message: `There is no tool named ${call.name}.` };
-    await context.writer.append({
+    await run.reply.append({
       id: nodeId,
       role: "code",
       name: call.name,
@@ -231,6 +241,8 @@ async function execute(context: ActiveContext, prepared: PreparedCall, run: Tool
   }
 
   if (tool.kind === "agentic" && tool.agentic) {
+    // The function records its own nodes (agentic-function.ts): the reply goes first, on its own.
+    await run.reply.flush();
     const agentic = tool.agentic;
     const frame: CallFrame = { id: run.llmNodeId, name: run.model, doc: run.doc };
     let ok = true;
@@ -252,7 +264,7 @@ async function execute(context: ActiveContext, prepared: PreparedCall, run: Tool
   }
 
   const plain = tool.plain;
-  await context.writer.append(
+  await run.reply.append(
     {
       id: nodeId,
       role: "code",

@@ -138,7 +138,7 @@ describe("a tool loop's reply and its first tool's node", () => {
   it("are on disk, in one write, before the tool runs", async () => {
     await db.endTurn("s", "turn_a", { status: "idle" });
     const { runtime } = scriptedRuntime([
-      { text: "Looking it up.", toolCalls: [{ id: "call_1", name: "lookup", arguments: { key: "a" } }] },
+      { reply: "Looking it up.", toolCalls: [{ id: "call_1", name: "lookup", arguments: { key: "a" } }] },
       "It is 1.",
     ]);
     const seenByTool: Array<{ replyStatus: unknown; toolCalls: unknown; toolStatus: unknown }> = [];

@@ -6,10 +6,10 @@ export type ReplyUpdate = Extract<NodeWrite, { op: "update" }>;
 
 /**
  * The update recording a reply that asked for tools, held until the first of its tools' nodes is written: the two go
- * to the store as one write (one lock section, one append to the write-ahead log, one fdatasync) instead of two in a
- * row, a thread-pool round trip and more less per tool loop iteration. Whatever writes something else first (an
- * approval's question, an agentic tool's own nodes, a budget's note, the loop's end) flushes it on its own first; a
- * later write to the session queues behind it on the session lock either way.
+ * to the store as one write (one lock section, one append to the write-ahead log and to the journal, one fdatasync)
+ * instead of two in a row; both files are still renamed into place, the reply's first. Whatever writes something
+ * else first (an approval's question, an agentic tool's own nodes, a budget's note, the loop's end) flushes it on its
+ * own first; a later write to the session queues behind it on the session lock either way.
  */
 export class ReplyWrite {
   private held: ReplyUpdate | null;

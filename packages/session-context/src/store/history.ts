@@ -183,31 +183,8 @@ export class HistoryFiles {
   }
 
   /**
-   * Appends a node. `alongside` names files to write with it, durable together
-   * (writeFilesAtomic), renamed after the node file: meta.json when the node
-   * moves the head.
-   */
-  async append(
-    paths: SessionPaths,
-    draft: NodeDraft,
-    options: AppendOptions,
-    readMeta: () => SessionMeta,
-    alongside: (node: SessionNode, movedHead: boolean) => readonly FileWrite[] = () => [],
-  ): Promise<{ node: SessionNode; movedHead: boolean }> {
-    const state = this.refresh(paths);
-    const { node, fileName, movedHead } = this.prepareAppend(state, draft, options, readMeta);
-    await this.writeNodes(
-      paths,
-      state,
-      [{ node, fileName, alongside: alongside(node, movedHead) }],
-      !options.deferNameSync,
-    );
-    return { node, movedHead };
-  }
-
-  /**
    * The node an append would write, and its file's name (nothing written). `state` is the refreshed view; a batch
-   * (writeNodes) prepares its appends one after the other against it.
+   * (NodeLog.writeNodes) prepares its appends one after the other against it.
    */
   prepareAppend(
     state: HistoryState,
@@ -257,18 +234,11 @@ export class HistoryFiles {
     return { node, fileName: nodeFileName(node.seq, role, id), movedHead };
   }
 
-  /** Updates a node; `alongside` as in append. */
-  async update(
-    paths: SessionPaths,
-    sessionId: string,
-    nodeId: string,
-    patch: NodePatch,
-    alongside: (node: SessionNode) => readonly FileWrite[] = () => [],
-    deferNameSync = false,
-  ): Promise<SessionNode> {
+  /** Updates a node (on its own: the turn's recovery, updateIf; NodeLog writes through writeNodes). */
+  async update(paths: SessionPaths, sessionId: string, nodeId: string, patch: NodePatch): Promise<SessionNode> {
     const state = this.refresh(paths);
     const { node, fileName } = this.prepareUpdate(state, sessionId, nodeId, patch);
-    await this.writeNodes(paths, state, [{ node, fileName, alongside: alongside(node) }], !deferNameSync);
+    await this.writeNodes(paths, state, [{ node, fileName, alongside: [] }], true);
     return node;
   }
 

@@ -31,58 +31,27 @@ export class NodeLog {
   constructor(private readonly state: StoreState) {}
 
   async append(sessionId: string, draft: NodeDraft, options: AppendOptions): Promise<SessionNode> {
-    const { state } = this;
-    const paths = state.requirePaths(sessionId);
-    return state.withSessionLock(sessionId, async () => {
-      // Read once: the head the node links to and the meta.json written beside it when it moves the head.
-      let meta: SessionMeta | undefined;
-      const readMeta = (): SessionMeta => (meta ??= state.readMetaSync(sessionId));
-      const updatedAt = nowSeconds();
-      const { node, movedHead } = await state.history.append(paths, draft, options, readMeta, (added, moved) =>
-        moved ? [state.metaWrite(sessionId, readMeta(), { head_id: added.id, updated_at: updatedAt })] : [],
-      );
-      if (movedHead) state.metaStamps.record(paths, updatedAt);
-      return node;
-    });
+    const [node] = await this.writeNodes(sessionId, [{ op: "append", draft, options }]);
+    return node as SessionNode;
   }
 
   async update(sessionId: string, nodeId: string, patch: NodePatch, options: UpdateOptions): Promise<SessionNode> {
-    const { state } = this;
-    const paths = state.requirePaths(sessionId);
-    return state.withSessionLock(sessionId, async () => {
-      const updatedAt = nowSeconds();
-      let movedHead = false;
-      const node = await state.history.update(
-        paths,
-        sessionId,
-        nodeId,
-        patch,
-        (updated) => {
-          if (!options.advanceHead || updated.caller !== "") return [];
-          // Only a reply that still extends the head moves it: a branch made meanwhile keeps its place.
-          const meta = state.readMetaSync(sessionId);
-          const predecessor = updated.predecessor === "ROOT" ? null : updated.predecessor;
-          if ((meta.head_id ?? null) !== predecessor) return [];
-          movedHead = true;
-          return [state.metaWrite(sessionId, meta, { head_id: updated.id, updated_at: updatedAt })];
-        },
-        options.deferNameSync === true,
-      );
-      if (movedHead) state.metaStamps.record(paths, updatedAt);
-      return node;
-    });
+    const [node] = await this.writeNodes(sessionId, [{ op: "update", nodeId, patch, options }]);
+    return node as SessionNode;
   }
 
   /**
-   * Several appends and updates as one write (HistoryFiles.writeNodes): one lock section, one append to the
-   * write-ahead log, fdatasynced once unless every write defers its name's sync. Only the first write may move the
-   * head (a later one would need meta.json as the first left it). Resolves to the nodes as written, in order.
+   * Appends and updates, each under the session lock with meta.json's head moved beside the node that extends it,
+   * as one write (HistoryFiles.writeNodes): one lock section, one append to the write-ahead log, fdatasynced once
+   * unless every write defers its name's sync. Only the first write may move the head (a later one would need
+   * meta.json as the first left it). Resolves to the nodes as written, in order.
    */
   async writeNodes(sessionId: string, writes: readonly NodeWrite[]): Promise<SessionNode[]> {
     const { state } = this;
     const paths = state.requirePaths(sessionId);
     return state.withSessionLock(sessionId, async () => {
       const view = state.history.refresh(paths);
+      // Read once: the head a node links to and the meta.json written beside it when it moves the head.
       let meta: SessionMeta | undefined;
       const readMeta = (): SessionMeta => (meta ??= state.readMetaSync(sessionId));
       const updatedAt = nowSeconds();
@@ -126,7 +95,7 @@ export class NodeLog {
       return { node, fileName, moves: movedHead };
     }
     const { node, fileName } = history.prepareUpdate(view, sessionId, write.nodeId, write.patch);
-    // As in update: only a reply that still extends the head moves it.
+    // Only a reply that still extends the head moves it: a branch made meanwhile keeps its place.
     const predecessor = node.predecessor === "ROOT" ? null : node.predecessor;
     const moves =
       write.options?.advanceHead === true && node.caller === "" && (readMeta().head_id ?? null) === predecessor;

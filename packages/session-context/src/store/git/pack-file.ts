@@ -152,18 +152,14 @@ export async function writePack(
   const folder = join(gitDir, "objects", "pack");
   const durable = options.durable === true;
   const temps = options.temps ?? (await createPackTemps(gitDir));
-  // Both written at once (an fsync, when durable, waits on the disk); renamed one after the other, the pack first.
-  const written = await Promise.allSettled([
-    fillTemp(temps.pack.fd, pack, durable),
-    fillTemp(temps.index.fd, index, durable),
-  ]);
-  const failed = written.find((outcome) => outcome.status === "rejected");
-  if (failed) {
-    unlinkQuietly(temps.pack.path);
-    unlinkQuietly(temps.index.path);
-    throw failed.reason;
-  }
   try {
+    // Both written at once (an fsync, when durable, waits on the disk); renamed one after the other, the pack first.
+    const written = await Promise.allSettled([
+      fillTemp(temps.pack.fd, pack, durable),
+      fillTemp(temps.index.fd, index, durable),
+    ]);
+    const failed = written.find((outcome) => outcome.status === "rejected");
+    if (failed) throw failed.reason;
     // Over a pack already there (the same objects, by its checksum) the rename changes nothing a reader could see.
     await renameOffThread(temps.pack.path, join(folder, `${name}.pack`));
   } catch (error) {

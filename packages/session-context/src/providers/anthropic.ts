@@ -9,7 +9,7 @@ import {
 import { requestSignal } from "./request-signal.js";
 import { StreamedToolCalls } from "./streamed-tool-calls.js";
 import { brokenStreamError, unfinishedStreamError } from "./stream-failure.js";
-import { sdkClientOptions, type HttpProviderOptions } from "./sdk-client-options.js";
+import { requestBodyHook, sdkClientOptions, type HttpProviderOptions } from "./sdk-client-options.js";
 import type { CompleteOptions, ModelProvider, ModelRequest, ModelResponse, ReportedUsage } from "./types.js";
 
 /** Settings of the Anthropic provider. */
@@ -27,14 +27,20 @@ export class AnthropicProvider implements ModelProvider {
     return this.options.maxRetries ?? 2;
   }
 
+  /** Made on the first request (the SDK is loaded then) and shared by every request after it. */
+  private client: AnthropicClient | undefined;
+
   constructor(private readonly options: AnthropicProviderOptions) {}
 
   async complete(request: ModelRequest, options: CompleteOptions): Promise<ModelResponse> {
     const Anthropic = await loadSdk();
-    const client = new Anthropic(sdkClientOptions(this.options, options.onRequestBody));
+    const client = (this.client ??= new Anthropic(sdkClientOptions(this.options)));
     const linked = requestSignal(options.signal);
     try {
-      const stream = await client.messages.create(this.messagesBody(request), { signal: linked.signal });
+      const stream = await client.messages.create(this.messagesBody(request), {
+        signal: linked.signal,
+        fetchOptions: requestBodyHook(options.onRequestBody),
+      });
       let text = "";
       let model = request.model;
       const usage: ReportedUsage = {};

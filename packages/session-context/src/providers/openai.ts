@@ -4,7 +4,7 @@ import { chatCompletionsBody } from "./openai-body.js";
 import { StreamedToolCalls } from "./streamed-tool-calls.js";
 import { requestSignal } from "./request-signal.js";
 import { brokenStreamError, unfinishedStreamError } from "./stream-failure.js";
-import { sdkClientOptions, type HttpProviderOptions } from "./sdk-client-options.js";
+import { requestBodyHook, sdkClientOptions, type HttpProviderOptions } from "./sdk-client-options.js";
 import type { CompleteOptions, ModelProvider, ModelRequest, ModelResponse } from "./types.js";
 
 /** Settings of the OpenAI-compatible provider; `baseUrl` reaches any OpenAI-compatible server. */
@@ -19,14 +19,20 @@ export class OpenAIChatProvider implements ModelProvider {
     return this.options.maxRetries ?? 2;
   }
 
+  /** Made on the first request (the SDK is loaded then) and shared by every request after it. */
+  private client: OpenAIClient | undefined;
+
   constructor(private readonly options: OpenAIProviderOptions) {}
 
   async complete(request: ModelRequest, options: CompleteOptions): Promise<ModelResponse> {
     const OpenAI = await loadSdk();
-    const client = new OpenAI(sdkClientOptions(this.options, options.onRequestBody));
+    const client = (this.client ??= new OpenAI(sdkClientOptions(this.options)));
     const linked = requestSignal(options.signal);
     try {
-      const stream = await client.chat.completions.create(chatCompletionsBody(request), { signal: linked.signal });
+      const stream = await client.chat.completions.create(chatCompletionsBody(request), {
+        signal: linked.signal,
+        fetchOptions: requestBodyHook(options.onRequestBody),
+      });
       let text = "";
       let model = request.model;
       let usage: ModelResponse["usage"];

@@ -9,16 +9,17 @@ export interface HttpProviderOptions {
   maxRetries?: number;
 }
 
+/** Where a request's body hook rides in the SDK's per-request fetch options (never sent: the fetch takes it out). */
+const BODY_HOOK = Symbol("openprogram.onRequestBody");
+
+type FetchInit = RequestInit & { [BODY_HOOK]?: (body: string) => void };
+
 /**
- * The options both official SDKs take, with a fetch hook that hands the exact
- * request body to `onRequestBody` (its SHA-256 is the llm node's
- * prompt_sha256). The providers build a client per request so the hook sees
- * only that request.
+ * The options both official SDKs take, with a fetch that hands each request's exact body to that request's own
+ * hook (its SHA-256 is the llm node's prompt_sha256; see requestBodyHook). One client per provider serves every
+ * request: building one per request cost about 0.15 ms of each request's preparation in the tool loop.
  */
-export function sdkClientOptions(
-  options: HttpProviderOptions,
-  onRequestBody: ((body: string) => void) | undefined,
-): {
+export function sdkClientOptions(options: HttpProviderOptions): {
   apiKey: string;
   baseURL?: string;
   maxRetries: number;
@@ -34,9 +35,19 @@ export function sdkClientOptions(
     timeout: options.timeoutMs ?? 600_000,
     // The SDKs log a malformed stream chunk to the console; we report it as a ProviderError instead.
     logLevel: "off",
-    fetch: async (url, init) => {
-      if (typeof init?.body === "string") onRequestBody?.(init.body);
-      return fetch(url, init);
+    fetch: async (url, init?: FetchInit) => {
+      if (!init || !(BODY_HOOK in init)) return fetch(url, init);
+      const { [BODY_HOOK]: onRequestBody, ...rest } = init;
+      if (typeof rest.body === "string") onRequestBody?.(rest.body);
+      return fetch(url, rest);
     },
   };
+}
+
+/**
+ * The per-request fetch options that carry `onRequestBody` to the client's fetch: both SDKs spread a request's
+ * `fetchOptions` into the init they hand to fetch, own symbol keys included.
+ */
+export function requestBodyHook(onRequestBody: ((body: string) => void) | undefined): Record<never, never> {
+  return onRequestBody ? { [BODY_HOOK]: onRequestBody } : {};
 }

@@ -343,6 +343,22 @@ describe("bad input", () => {
     await sessionContext({ db, sessionId, createRuntimeIfNone: false, fromEnvironment: false }, () => undefined);
   }
 
+  it("a session this store made for a turn is not recovered at its next turn, unless a dead turn's lease appears", async () => {
+    await enterForTurn(store.db, "made");
+    const recover = vi.spyOn(store.db, "recover");
+    // No turn but this store's own has run in it: nothing to recover, and no lock section taken to find that out.
+    await enterForTurn(store.db, "made");
+    expect(recover).not.toHaveBeenCalled();
+    // A turn of another process dies in it: the next turn here recovers it first.
+    const running = await crash("made");
+    await enterForTurn(store.db, "made");
+    expect(recover).toHaveBeenCalledTimes(1);
+    expect((await store.db.loadNodes("made")).find((node) => node.id === running.id)?.metadata.status).toBe(
+      "interrupted",
+    );
+    recover.mockRestore();
+  });
+
   it("opening a session never recovers: recovery is an explicit step", async () => {
     await store.db.createSession({ id: "crashed" });
     await crash("crashed");

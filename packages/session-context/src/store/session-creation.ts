@@ -82,8 +82,11 @@ export async function tryCreateSession(
     // The session is complete on disk and may be in use already: it stays.
     throw error instanceof StoreWriteError ? error : new StoreWriteError(paths.dir, error);
   }
-  // Made with the session: its first lock need not look for it, nor its first commit for its repository.
+  // Made with the session: its first lock need not look for it, nor its first commit for its repository, nor its
+  // next turn for a turn a crashed process left in it (none has run; one that runs later leaves a lease file, which
+  // needsRecoveryCheck looks for).
   state.preparedState.add(paths.state);
+  state.noteRecoveryChecked(sessionId);
   if (options.forTurn === true) rememberNewRepository(paths);
   const entry = registryEntryFromMeta(meta);
   state.queueEntry(

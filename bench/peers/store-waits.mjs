@@ -5,6 +5,7 @@
 // method (summed over the turn's calls), the rate, the median turn and how busy the event loop was. A method
 // awaited much longer than it takes alone (a node write is about 0.5 ms) is waiting for the event loop or
 // libuv's pool, not working.
+// The process's CPU per turn (user and system, every thread) is printed too: at 200 ms the turns are bound by it.
 //   node store-waits.mjs [latency ms (200)] [sessions (50)] [turns (8)]
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -41,6 +42,7 @@ try {
   await ours.runTurn("warm", 0);
   waits.clear();
   const loopBefore = performance.eventLoopUtilization();
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const walls = [];
   await Promise.all(
@@ -54,11 +56,13 @@ try {
   );
   const elapsed = performance.now() - started;
   const loop = performance.eventLoopUtilization(loopBefore);
+  const cpu = process.cpuUsage(cpuBefore);
   const count = sessions * turns;
   walls.sort((a, b) => a - b);
   process.stdout.write(
     `${sessions} sessions x ${turns} turns at ${latency} ms: ${((count / elapsed) * 1000).toFixed(1)} turns/s, ` +
-      `median turn ${walls[count >> 1].toFixed(0)} ms, event loop ${(loop.utilization * 100).toFixed(0)}% busy\n`,
+      `median turn ${walls[count >> 1].toFixed(0)} ms, event loop ${(loop.utilization * 100).toFixed(0)}% busy, ` +
+      `CPU per turn ${(cpu.user / 1000 / count).toFixed(1)} ms user + ${(cpu.system / 1000 / count).toFixed(1)} ms system (all threads)\n`,
   );
   for (const [method, { ms, calls }] of [...waits].sort((a, b) => b[1].ms - a[1].ms))
     process.stdout.write(

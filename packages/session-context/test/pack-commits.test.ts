@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { doctorSessions, SessionDB } from "../src/entries/store.js";
 import { forgetRepository } from "../src/store/git/in-process-commit.js";
+import { CHUNK_BYTES, forgetDeflatedChunks } from "../src/store/git/chunked-deflate.js";
 import { hashObject } from "../src/store/git/loose-objects.js";
 import {
   packEntries,
@@ -61,6 +62,44 @@ describe("a pack of a commit's objects", () => {
       `${name}.idx`,
       `${name}.pack`,
     ]);
+  });
+
+  it("deflates a long session's history tree reusing the front the last commit compressed; git reads it", async () => {
+    forgetDeflatedChunks();
+    await store.db.createSession({ id: "s", forTurn: true });
+    const dir = join(store.root, "s");
+    const gitDir = join(dir, ".git");
+    /** The zlib stream of history/'s tree at HEAD, as its pack holds it. */
+    const historyTreeEntry = (): Buffer => {
+      const id = plainGit(dir, "rev-parse", "HEAD:history");
+      for (const name of readdirSync(packFolder(dir)).filter((file) => file.endsWith(".idx"))) {
+        const index = parsePackIndex(readFileSync(join(packFolder(dir), name)));
+        const pack = readFileSync(join(packFolder(dir), name.replace(/\.idx$/, ".pack")));
+        const entry = packEntries(index, pack).find((candidate) => candidate.id === id);
+        // Past the entry's header (its type and size, 7 bits a byte while the top bit is set): the zlib stream.
+        if (entry) return entry.bytes.subarray(entry.bytes.findIndex((byte) => (byte & 0x80) === 0) + 1);
+      }
+      throw new Error(`history/'s tree ${id} is in no pack`);
+    };
+    // Enough node files for a tree of three chunks and more (each entry is about 52 bytes).
+    const turn = async (turnId: string, nodes: number): Promise<void> => {
+      await store.db.beginTurn("s", turnId);
+      for (let index = 0; index < nodes; index++) await store.db.appendNode("s", { role: "user", output: `${index}` });
+      await store.db.endTurn("s", turnId, { status: "idle" });
+    };
+    await turn("turn_a", Math.ceil((3 * CHUNK_BYTES) / 50));
+    const before = historyTreeEntry();
+    await turn("turn_b", 3);
+    const after = historyTreeEntry();
+    // The front of the new tree's stream is the old one's, byte for byte: two chunks or more were not deflated again.
+    let shared = 0;
+    while (shared < before.length && before[shared] === after[shared]) shared++;
+    expect(shared).toBeGreaterThan(CHUNK_BYTES);
+    assertHealthy(dir);
+    expect(readPackedObject(gitDir, plainGit(dir, "rev-parse", "HEAD:history"))?.type).toBe("tree");
+    expect(plainGit(dir, "ls-tree", "--name-only", "HEAD", "history/").split("\n").length).toBe(
+      readdirSync(join(dir, "history")).length,
+    );
   });
 
   it("reads an object past a torn pack that names it, from another pack that holds it whole, or not at all", async () => {

@@ -11,6 +11,7 @@ import { closeQuietly, createOffThread, renameOffThread, syncDirectory, unlinkQu
 import { fsyncDescriptor } from "../fsync-path.js";
 import type { GitObjectType, PendingObject } from "./loose-objects.js";
 import { openRegularFile, readRegularFile } from "../safe-open.js";
+import { deflateReusing } from "./chunked-deflate.js";
 import { resolvePackedObject } from "./pack-delta.js";
 
 /** Mode git gives pack files in a repository shared as 0600 (read-only, private), as loose objects. */
@@ -47,7 +48,8 @@ function entryHeader(typeCode: number, size: number): Buffer {
 export function packEntry(object: PendingObject): PackEntry {
   const bytes = Buffer.concat([
     entryHeader(TYPE_CODES[object.type], object.content.length),
-    deflateSync(object.content, { level: 1 }),
+    // A tree is deflated reusing what it shares with the one the last commit wrote (chunked-deflate.ts).
+    object.type === "tree" ? deflateReusing(object.content) : deflateSync(object.content, { level: 1 }),
   ]);
   return { id: object.id, bytes, crc: crc32(bytes) };
 }

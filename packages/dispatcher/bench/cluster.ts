@@ -51,9 +51,19 @@ async function startReplica(root: string, url?: string): Promise<Replica> {
   };
 }
 
+/** Frames a client keeps that no waiter took yet (a later `next` may ask for one). */
+const KEPT_FRAMES = 1000;
+/** How long `next` waits for its frame before failing the bench (a lost frame must not hang it). */
+const FRAME_TIMEOUT_MS = 60_000;
+
 /** A protocol client that records when each frame arrived (wall clock, sub-millisecond). */
 class Client {
   private readonly waiters: Array<{ match: (frame: Frame) => boolean; resolve: (frame: Frame) => void }> = [];
+  /**
+   * Frames no waiter matched when they came: a frame relayed from another replica may arrive before the bench
+   * asks for it (the other replica's turn_done before this client's own), and dropping it hung the bench.
+   */
+  private readonly kept: Frame[] = [];
   onFrame: ((frame: Frame, at: number) => void) | null = null;
   private constructor(private readonly socket: WebSocket) {
     socket.on("message", (data) => {
@@ -62,6 +72,7 @@ class Client {
       this.onFrame?.(frame, at);
       const index = this.waiters.findIndex((waiter) => waiter.match(frame));
       if (index !== -1) this.waiters.splice(index, 1)[0]?.resolve(frame);
+      else if (this.kept.push(frame) > KEPT_FRAMES) this.kept.shift();
     });
   }
   static async connect(port: number): Promise<Client> {
@@ -71,7 +82,22 @@ class Client {
     return client;
   }
   next(match: (frame: Frame) => boolean): Promise<Frame> {
-    return new Promise((resolve) => this.waiters.push({ match, resolve }));
+    const index = this.kept.findIndex(match);
+    if (index !== -1) return Promise.resolve(this.kept.splice(index, 1)[0] as Frame);
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        match,
+        resolve: (frame: Frame) => {
+          clearTimeout(timer);
+          resolve(frame);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        reject(new Error(`cluster bench: no matching frame within ${FRAME_TIMEOUT_MS} ms (${match.toString()})`));
+      }, FRAME_TIMEOUT_MS);
+      this.waiters.push(waiter);
+    });
   }
   send(frame: Record<string, unknown>): void {
     this.socket.send(JSON.stringify(frame));

@@ -91,7 +91,7 @@ describe("a pack of a commit's objects", () => {
     const before = historyTreeEntry();
     await turn("turn_b", 3);
     const after = historyTreeEntry();
-    // The front of the new tree's stream is the old one's, byte for byte: two chunks or more were not deflated again.
+    // The front of the new tree's stream is the old one's, byte for byte: more than a chunk's worth was copied.
     let shared = 0;
     while (shared < before.length && before[shared] === after[shared]) shared++;
     expect(shared).toBeGreaterThan(CHUNK_BYTES);

@@ -5,7 +5,7 @@ import type { ActiveContext } from "../context/types.js";
 import { CancelledError, isCancellation, ProviderError, serializeError, toOpenProgramError } from "../errors.js";
 import { mintNodeId } from "../ids.js";
 import type { ModelProvider, ModelRequest, ModelResponse } from "../providers/types.js";
-import type { NodeWrite } from "../store/types.js";
+import type { NodeUpdateWrite } from "../store/types.js";
 import { endChatSpan, failSpan, parentContextOf, startChatSpan } from "../telemetry/spans.js";
 import type { CompactionPort } from "./compaction-port.js";
 import { windowedPrompt, type PromptRecord } from "./prompt-record.js";
@@ -195,10 +195,7 @@ export class ModelCall {
    * Step 3 without the write: the update that records the reply, for a caller that writes it together with the
    * nodes that follow it at once (a reply's tool calls, with their first tool's node: ReplyWrite).
    */
-  async completion(
-    response: ModelResponse,
-    extra: Record<string, unknown> = {},
-  ): Promise<Extract<NodeWrite, { op: "update" }>> {
+  async completion(response: ModelResponse, extra: Record<string, unknown> = {}): Promise<NodeUpdateWrite> {
     await this.appended;
     if (this.reply.finish(response.text) === null) {
       throw new ProviderError(this.setup.provider.name, null, "the final reply differs from the text it streamed");

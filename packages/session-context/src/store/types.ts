@@ -85,6 +85,9 @@ export type NodeWrite =
   | { op: "append"; draft: NodeDraft; options?: AppendOptions }
   | { op: "update"; nodeId: string; patch: NodePatch; options?: UpdateOptions };
 
+/** The update of a batch (a reply's record, ModelCall.completion). */
+export type NodeUpdateWrite = Extract<NodeWrite, { op: "update" }>;
+
 /** Options of `updateNode`. */
 export interface UpdateOptions {
   /** Make the node the head if the head is still its predecessor (a reply appended with `moveHead: false`). */

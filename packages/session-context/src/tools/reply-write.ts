@@ -1,8 +1,5 @@
 import type { SessionNodeWriter } from "../store/node-writer.js";
-import type { AppendOptions, NodeDraft, NodeWrite, SessionNode } from "../store/types.js";
-
-/** The update that records a model's reply (ModelCall.completion). */
-export type ReplyUpdate = Extract<NodeWrite, { op: "update" }>;
+import type { AppendOptions, NodeDraft, NodeUpdateWrite, SessionNode } from "../store/types.js";
 
 /**
  * The update recording a reply that asked for tools, held until the first of its tools' nodes is written: the two go
@@ -12,13 +9,13 @@ export type ReplyUpdate = Extract<NodeWrite, { op: "update" }>;
  * own first; a later write to the session queues behind it on the session lock either way.
  */
 export class ReplyWrite {
-  private held: ReplyUpdate | null;
+  private held: NodeUpdateWrite | null;
   /** The write that took the reply, once one has. */
   private landed: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly writer: SessionNodeWriter,
-    update: ReplyUpdate | null,
+    update: NodeUpdateWrite | null,
   ) {
     this.held = update;
   }
@@ -39,7 +36,7 @@ export class ReplyWrite {
     await this.landed;
   }
 
-  private take(): ReplyUpdate | null {
+  private take(): NodeUpdateWrite | null {
     const held = this.held;
     this.held = null;
     return held;

@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { removeTree, scriptedRuntime } from "@openprogram/session-context/testing";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createDispatcher, type Dispatcher, type ReadinessReport } from "../src/index.js";
 import { closeAll, httpGet, onCleanup, startDispatcher } from "./helpers.js";
 
@@ -128,9 +128,9 @@ describe("GET /readyz", () => {
   });
 
   it("is not ready (503) when no provider is configured, and ready with OPENPROGRAM_PROVIDER=none", async () => {
-    const saved = { ...process.env };
+    // Stubbed and restored in place: process.env assigned a copy would no longer be the process's environment.
     onCleanup(() => {
-      process.env = saved;
+      vi.unstubAllEnvs();
     });
     for (const name of [
       "OPENPROGRAM_PROVIDER",
@@ -139,9 +139,9 @@ describe("GET /readyz", () => {
       "ANTHROPIC_API_KEY",
       "OPENPROGRAM_SCRIPT",
     ])
-      delete process.env[name];
+      vi.stubEnv(name, undefined);
     const home = tempDir();
-    process.env.OPENPROGRAM_HOME = home;
+    vi.stubEnv("OPENPROGRAM_HOME", home);
     const dispatcher = await createDispatcher({ port: 0, sessionsRoot: join(home, "sessions") });
     onCleanup(() => dispatcher.close());
     const unconfigured = await readyz(dispatcher);
@@ -149,9 +149,9 @@ describe("GET /readyz", () => {
     expect(unconfigured.report.status).toBe("not_ready");
     expect(unconfigured.report.reasons).toHaveLength(1);
     expect(unconfigured.report.reasons[0]).toContain("OPENPROGRAM_PROVIDER=none");
-    process.env.OPENPROGRAM_PROVIDER = "none";
+    vi.stubEnv("OPENPROGRAM_PROVIDER", "none");
     expect((await readyz(dispatcher)).status).toBe(200);
-    process.env.OPENPROGRAM_PROVIDER = "openai";
+    vi.stubEnv("OPENPROGRAM_PROVIDER", "openai");
     const misconfigured = await readyz(dispatcher);
     expect(misconfigured.status).toBe(503);
     expect(misconfigured.report.reasons[0]).toContain("OPENAI_API_KEY");

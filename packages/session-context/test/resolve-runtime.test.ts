@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { RuntimeMissingError, sessionContext } from "../src/index.js";
 import { requireRuntime, resolveRuntime } from "../src/entries/runtime.js";
 import { createTempStore, scriptedRuntime, type TempStore } from "../src/testing/index.js";
@@ -8,15 +8,15 @@ import { createTempStore, scriptedRuntime, type TempStore } from "../src/testing
 const CONFIG_VARIABLES = ["OPENPROGRAM_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY"];
 
 let store: TempStore;
-let previousEnv: NodeJS.ProcessEnv;
+// vitest's stubs restore each variable in place: assigning process.env a copy would cut it off from the process's
+// real environment (os.homedir() and child processes would no longer see later changes).
 beforeEach(() => {
   store = createTempStore();
-  previousEnv = { ...process.env };
-  for (const name of [...CONFIG_VARIABLES, "OPENPROGRAM_SCRIPT"]) delete process.env[name];
-  process.env.OPENPROGRAM_HOME = store.home;
+  for (const name of [...CONFIG_VARIABLES, "OPENPROGRAM_SCRIPT"]) vi.stubEnv(name, undefined);
+  vi.stubEnv("OPENPROGRAM_HOME", store.home);
 });
 afterEach(() => {
-  process.env = previousEnv;
+  vi.unstubAllEnvs();
   store.cleanup();
 });
 
@@ -24,8 +24,8 @@ afterEach(() => {
 function configureScripted(): void {
   const script = join(store.home, "script.json");
   writeFileSync(script, JSON.stringify(["configured reply"]));
-  process.env.OPENPROGRAM_PROVIDER = "scripted";
-  process.env.OPENPROGRAM_SCRIPT = script;
+  vi.stubEnv("OPENPROGRAM_PROVIDER", "scripted");
+  vi.stubEnv("OPENPROGRAM_SCRIPT", script);
 }
 
 describe("resolveRuntime: the one rule for a turn's runtime", () => {

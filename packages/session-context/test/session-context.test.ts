@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import {
   agenticFunction,
   currentCallId,
@@ -62,7 +62,7 @@ describe("sessionContext (the source design's S1 checks)", () => {
   });
 
   it("installs the store even when no provider is configured (runtime null)", async () => {
-    const previous = { ...process.env };
+    // Stubbed and restored in place: process.env assigned a copy would no longer be the process's environment.
     for (const name of [
       "OPENPROGRAM_PROVIDER",
       "OPENAI_API_KEY",
@@ -70,8 +70,8 @@ describe("sessionContext (the source design's S1 checks)", () => {
       "ANTHROPIC_API_KEY",
       "OPENPROGRAM_SCRIPT",
     ])
-      delete process.env[name];
-    process.env.OPENPROGRAM_HOME = store.home;
+      vi.stubEnv(name, undefined);
+    vi.stubEnv("OPENPROGRAM_HOME", store.home);
     try {
       const result = await sessionContext({ db: store.db }, async (session) => ({
         runtime: session.runtime,
@@ -80,7 +80,7 @@ describe("sessionContext (the source design's S1 checks)", () => {
       expect(result.runtime).toBeNull();
       expect(result.id).toMatch(/^session_/);
     } finally {
-      process.env = previous;
+      vi.unstubAllEnvs();
     }
   });
 

@@ -6,6 +6,9 @@ import { sharedTestConfig } from "../../vitest.shared.js";
 // the lint tasks of every package, against a 60 s timeout; about 15 s alone), a child killed mid-stream, and a
 // 400-turn session kept inside a small window by compaction, and eight children killed mid-turn (commit-kill).
 // Built first: test/entry-points.test.ts imports every `exports` entry from dist/.
+// Isolated: the files that mock node:fs (vi.mock applies to the whole module graph they run in), and the
+// provider-limits test, whose ten-session case waits forever after the others shared its modules (not yet
+// understood; alone, or first, it passes). Every other light file shares one module graph (see sharedTestConfig).
 export default defineConfig(({ mode }) =>
   sharedTestConfig(import.meta.dirname, {
     needsBuild: true,
@@ -15,6 +18,16 @@ export default defineConfig(({ mode }) =>
       "test/lint-boundary.test.ts",
       "test/streaming-crash.test.ts",
       "test/long-session.test.ts",
+    ],
+    isolated: [
+      "test/commit-overlap.test.ts",
+      "test/create-session-durability.test.ts",
+      "test/deferred-name-sync.test.ts",
+      "test/disk-trouble.test.ts",
+      "test/grouped-writes.test.ts",
+      "test/lease-lock.test.ts",
+      "test/node-batches.test.ts",
+      "test/provider-limits.test.ts",
     ],
     mode,
   }),

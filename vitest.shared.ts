@@ -70,8 +70,10 @@ export function sharedTestConfig(packageDir: string, options: SharedTestOptions 
   const set = options.mode === "light" || options.mode === "heavy" ? options.mode : "all";
   const reportDir = process.env.OPENPROGRAM_TEST_REPORT_DIR;
   const reporters: Array<string | [string, Record<string, unknown>]> = ["default"];
-  // One report per package and set; scripts/test-summary.mjs sums them and prints each one's wall time.
-  const reportName = `${basename(packageDir)}${set === "heavy" ? ".heavy" : ""}.json`;
+  // One report per package, set and shard (`npm test` runs the CLI's light set as two shards, in two lanes);
+  // scripts/test-summary.mjs sums them and prints each one's wall time.
+  const shard = shardOf(process.argv);
+  const reportName = `${basename(packageDir)}${shard ? `.shard-${shard.replace("/", "-of-")}` : ""}${set === "heavy" ? ".heavy" : ""}.json`;
   if (reportDir) {
     reporters.push(["json", { outputFile: join(reportDir, reportName) }]);
     // The errors no test owned, which the JSON report drops (see the reporter).
@@ -109,4 +111,14 @@ export function sharedTestConfig(packageDir: string, options: SharedTestOptions 
       reporters: reporters as NonNullable<NonNullable<ViteUserConfig["test"]>["reporters"]>,
     },
   };
+}
+
+/** vitest's `--shard <index>/<count>` (or `--shard=...`) among the command's arguments, or null. */
+function shardOf(argv: readonly string[]): string | null {
+  for (const [index, arg] of argv.entries()) {
+    const value =
+      arg === "--shard" ? argv[index + 1] : arg.startsWith("--shard=") ? arg.slice("--shard=".length) : null;
+    if (value && /^\d+\/\d+$/.test(value)) return value;
+  }
+  return null;
 }

@@ -100,33 +100,45 @@ function ensurePostgres() {
 }
 
 /**
- * `turbo run <args>` in each lane at once (inherited output, prefixed by package); resolves with
- * each lane's status and wall time.
+ * Runs the lanes at once. A lane is `turbo run <args>`, or a list of them run one after another (each to its end,
+ * as --continue does); output is inherited, prefixed by package. Resolves with each lane's status (its first
+ * failure, or 0), its steps' statuses and its wall time.
  */
 function runLanes(lanes) {
   const started = Date.now();
+  const turbo = (args) =>
+    new Promise((resolve, reject) => {
+      // Turbo's own flags go before a `--`, after which the arguments go to each task's script.
+      const split = args.includes("--") ? args.indexOf("--") : args.length;
+      const turboArgs = [...args.slice(0, split), "--continue", "--output-logs=new-only", ...args.slice(split)];
+      const child = spawn("pnpm", ["exec", "turbo", "run", ...turboArgs], { cwd: root, stdio: "inherit", env });
+      child.on("error", reject);
+      child.on("close", (code) => resolve(code ?? 1));
+    });
   return Promise.all(
-    lanes.map(
-      (args) =>
-        new Promise((resolve, reject) => {
-          const child = spawn("pnpm", ["exec", "turbo", "run", ...args, "--continue", "--output-logs=new-only"], {
-            cwd: root,
-            stdio: "inherit",
-            env,
-          });
-          child.on("error", reject);
-          child.on("close", (code) => resolve({ status: code ?? 1, seconds: (Date.now() - started) / 1000 }));
-        }),
-    ),
+    lanes.map(async (lane) => {
+      const statuses = [];
+      for (const args of Array.isArray(lane[0]) ? lane : [lane]) statuses.push(await turbo(args));
+      return {
+        status: statuses.find((code) => code !== 0) ?? 0,
+        steps: statuses,
+        seconds: (Date.now() - started) / 1000,
+      };
+    }),
   );
 }
 
 /** The first failing status of the lanes, or 0. */
 const firstFailure = (lanes) => lanes.find((lane) => lane.status !== 0)?.status ?? 0;
 
-// The two packages whose light sets take longest (about 240 s and 210 s on a quiet machine, against under
-// 60 s for each other's): each gets a lane of its own from the start, and the others share a third.
-const LONG_LIGHT_SETS = ["@openprogram/session-context", "@openprogram/cli"];
+// The light sets in three lanes of about equal length. Measured in npm test on 2026-12-06 (test files sharing
+// their modules): the CLI's 437 s (its child processes), the core's 277 s, the dispatcher's 81 s, the process
+// runner's 68 s, mcp's 31 s, resilience's 24 s, research's 19 s. In a lane of its own the CLI's set ran 160 s
+// alone at the end, one core idle: it runs as two vitest shards, each in a lane with some of the others.
+const CORE_LIGHT_SET = "@openprogram/session-context";
+const SHARDED_LIGHT_SET = "@openprogram/cli";
+const BESIDE_CORE = ["@openprogram/research", "@openprogram/mcp"];
+const BESIDE_FIRST_SHARD = ["@openprogram/dispatcher"];
 
 async function test() {
   ensurePnpm();
@@ -149,33 +161,43 @@ async function test() {
   // Type-aware lint of every package runs in this npm test (below), and its errors fail it: the test
   // that lints the whole tree again (lint-boundary, 15-40 s) may say so and stop there.
   env.OPENPROGRAM_TREE_LINTED = "1";
-  // Three light sets at a time (each vitest runs one file at a time on two cores), in three lanes:
-  // the two longest from the start, so that neither waits for a slot behind the short ones and
-  // ends alone. The build is done, so each lane runs only its tests (--only).
+  // Three light sets at a time (each vitest runs one file at a time on two cores), in the lanes above: the
+  // core's set and each shard of the CLI's first, then the others; the third lane takes every package not named
+  // (the process runner's, resilience's, and any new one). The build is done, so each runs only its tests (--only).
+  const only = (names) => ["test", "--only", "--concurrency=1", ...names.map((name) => `--filter=${name}`)];
+  const shard = (index) => [...only([SHARDED_LIGHT_SET]), "--", `--shard=${index}/2`];
+  const named = [CORE_LIGHT_SET, SHARDED_LIGHT_SET, ...BESIDE_CORE, ...BESIDE_FIRST_SHARD];
   const light = firstFailure(
     await phase("light tests", [
-      ...LONG_LIGHT_SETS.map((name) => ["test", "--only", `--filter=${name}`]),
-      ["test", "--only", "--concurrency=1", ...LONG_LIGHT_SETS.map((name) => `--filter=!${name}`)],
+      [only([CORE_LIGHT_SET]), only(BESIDE_CORE)],
+      [shard(1), only(BESIDE_FIRST_SHARD)],
+      [shard(2), ["test", "--only", "--concurrency=1", ...named.map((name) => `--filter=!${name}`)]],
     ]),
   );
-  // The heavy tests (kill loops, hundreds of commits, a browser, npm installs) after them, one
-  // package at a time: each is sized for a machine where none of the others runs beside it. They
-  // keep about one core of the two busy (527 s of CPU in 517 s measured), so typecheck and type-aware
-  // lint (205 s of CPU, 138 s one task at a time on a quiet machine) run beside them, one task at a
-  // time: about one core, which the light tests (632 s of CPU in 356 s) have not. Not beside the
-  // dispatcher's heavy set (a browser, replica processes, 8 MB replies): it took 232 s with them
-  // beside it, 146 s without.
+  // The heavy tests (kill loops, hundreds of commits, a browser, npm installs) after them, each package's one
+  // file at a time: each set is sized for a machine where no other heavy set runs beside it. Each keeps about one
+  // core of the two busy (install's npm pack and installs: 114 s of CPU in 118 s), as do typecheck and type-aware
+  // lint (one task at a time), so the heavy sets run in two lanes, one after the checks. Measured in npm test on
+  // 2026-12-06: resilience's set 186-218 s, install's 101-186 s (it resolves afresh from the registry), the
+  // checks 251-314 s, parity's 59-73 s, the core's 31-43 s, the process runner's 6-11 s; in one lane beside the
+  // checks the heavy sets took 412-510 s. Not beside the dispatcher's heavy set (a browser, replica processes,
+  // 8 MB replies): it took 232 s with the checks beside it, 146 s without.
   const FIRST_HEAVY_SET = "@openprogram/dispatcher";
+  const HEAVY_WITHOUT_CHECKS = ["@openprogram/resilience-tests", "@openprogram/install-tests"];
   const heavyFirst = firstFailure(
     await phase("heavy tests of the dispatcher", [["test:heavy", "--only", `--filter=${FIRST_HEAVY_SET}`]]),
   );
+  const heavyOnly = (filters) => ["test:heavy", "--only", "--concurrency=1", ...filters];
   const [heavyLane, checksLane] = await phase("the other heavy tests, with typecheck and lint beside them", [
-    ["test:heavy", "--only", "--concurrency=1", `--filter=!${FIRST_HEAVY_SET}`],
-    ["typecheck", "//#typecheck:root", "lint", "//#lint:root", "--only", "--concurrency=1"],
+    heavyOnly(HEAVY_WITHOUT_CHECKS.map((name) => `--filter=${name}`)),
+    [
+      ["typecheck", "//#typecheck:root", "lint", "//#lint:root", "--only", "--concurrency=1"],
+      heavyOnly([FIRST_HEAVY_SET, ...HEAVY_WITHOUT_CHECKS].map((name) => `--filter=!${name}`)),
+    ],
   ]);
-  phases.push(`(typecheck and lint ${checksLane.seconds.toFixed(0)} s of it)`);
-  const heavy = heavyFirst || heavyLane.status;
-  const checks = checksLane.status;
+  phases.push(`(typecheck and lint, then the remaining heavy sets: ${checksLane.seconds.toFixed(0)} s of it)`);
+  const heavy = heavyFirst || heavyLane.status || checksLane.steps[1];
+  const checks = checksLane.steps[0];
   say(phases.join("; "));
   writeSteps(reportDir, [
     { name: "build", set: "checks", status: built },

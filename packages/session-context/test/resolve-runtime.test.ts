@@ -9,7 +9,7 @@ const CONFIG_VARIABLES = ["OPENPROGRAM_PROVIDER", "OPENAI_API_KEY", "OPENAI_BASE
 
 let store: TempStore;
 // vitest's stubs restore each variable in place: assigning process.env a copy would cut it off from the process's
-// real environment (os.homedir() and child processes would no longer see later changes).
+// real environment (os.homedir() and other native readers would no longer see later changes).
 beforeEach(() => {
   store = createTempStore();
   for (const name of [...CONFIG_VARIABLES, "OPENPROGRAM_SCRIPT"]) vi.stubEnv(name, undefined);

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { agenticFunction, CancelledError, RateLimitedError, sessionContext } from "../src/index.js";
 import { ProviderLimits, type CapacitySlot } from "../src/entries/budgets.js";
 import { createRuntime } from "../src/entries/runtime.js";
@@ -74,20 +74,25 @@ describe("limits on a real provider", () => {
   let most = 0;
   let answered = 0;
   const SESSIONS = 10;
-  const waiters: (() => void)[] = [];
   let limits: ProviderLimits;
   beforeEach(async () => {
     limits = new ProviderLimits({ "openai/m": { maxConcurrent: 2 } });
     store = createTempStore("openprogram-limits-");
     inFlight = most = answered = 0;
     // Each request is held until every session's call is either at the server or waiting in the limiter's queue:
-    // so whatever the limiter lets through at once does reach the server at once, and the server counts it.
+    // so whatever the limiter lets through at once does reach the server at once, and the server counts it. The
+    // condition is polled, not checked only as requests arrive: the two let through may both arrive before the
+    // other sessions (still creating theirs) reach the queue, and then no request would come to check it again.
     server = await startFakeOpenAIServer(async (request) => {
       inFlight++;
       most = Math.max(most, inFlight);
-      const queued = limits.capacityOf("openai", "m")?.waiting() ?? 0;
-      if (answered + inFlight + queued >= SESSIONS) for (const wake of waiters.splice(0)) wake();
-      else await new Promise<void>((resolve) => waiters.push(resolve));
+      await vi.waitFor(
+        () => {
+          const queued = limits.capacityOf("openai", "m")?.waiting() ?? 0;
+          if (answered + inFlight + queued < SESSIONS) throw new Error("sessions still on their way to the limiter");
+        },
+        { timeout: 30_000, interval: 2 },
+      );
       inFlight--;
       answered++;
       return `ok ${request.json.messages?.at(-1)?.content ?? ""}`;

@@ -1,6 +1,6 @@
 import { open } from "node:fs/promises";
 import { basename, resolve } from "node:path";
-import mime from "mime";
+import type Mime from "mime";
 import { InputTooLargeError, InvalidInputError } from "../errors.js";
 import { describeBytes } from "../input/read-capped.js";
 import type { StoredAttachment } from "./attachment-store.js";
@@ -48,7 +48,11 @@ export async function resolveContent(
 ): Promise<ResolvedContent> {
   if (!Array.isArray(blocks) || blocks.length === 0)
     throw new InvalidInputError("runtime.exec(content) needs a string or a non-empty array of content blocks.");
-  const checked = (blocks as readonly unknown[]).map((block, index) => checkBlock(block, index));
+  const onlyText = (blocks as readonly unknown[]).every(
+    (block) => (block as { type?: unknown } | null)?.type === "text",
+  );
+  const types = onlyText ? null : await mediaTypes();
+  const checked = (blocks as readonly unknown[]).map((block, index) => checkBlock(block, index, types));
   const texts: string[] = [];
   const markers: string[] = [];
   const parts: ContentPart[] = [];
@@ -80,9 +84,15 @@ export async function resolveContent(
   return { text: [texts.join("\n"), ...markers].filter((piece) => piece !== "").join("\n"), parts, recorded };
 }
 
+/** mime's tables, loaded for the first block that is not text: every process that imports the core paid for them. */
+let mimeTables: Promise<typeof Mime> | undefined;
+const mediaTypes = (): Promise<typeof Mime> => (mimeTables ??= import("mime").then((module) => module.default));
+
 function checkBlock(
   block: unknown,
   index: number,
+  /** null only when every block is text. */
+  types: typeof Mime | null,
 ): { text: string } | { url: string; mediaType?: string } | PendingMedia {
   const where = `runtime.exec: content block ${index}`;
   if (block === null || typeof block !== "object") throw new InvalidInputError(`${where} is not an object.`);
@@ -111,14 +121,14 @@ function checkBlock(
       throw new InvalidInputError(`${where} (${kind}): path must be a file path.`);
     const given = raw.path;
     const path = resolve(given);
-    const mediaType = mediaTypeOf(kind, declared ?? mime.getType(path), where);
+    const mediaType = mediaTypeOf(kind, declared ?? types?.getType(path) ?? null, where);
     return { kind, mediaType, name: basename(path), read: () => readCapped(path, `${where} (${kind} ${given})`) };
   }
   const mediaType = mediaTypeOf(kind, declared ?? null, where);
   const bytes = inlineBytes(raw.data, `${where} (${kind})`);
   if (raw.name !== undefined && typeof raw.name !== "string")
     throw new InvalidInputError(`${where} (${kind}): name must be a string.`);
-  const extension = mime.getExtension(mediaType);
+  const extension = types?.getExtension(mediaType);
   const name = raw.name ?? `${kind === "image" ? "image" : "file"}-${index + 1}${extension ? `.${extension}` : ""}`;
   return { kind, mediaType, name, read: () => Promise.resolve(bytes) };
 }

@@ -2,7 +2,8 @@
 // JSON Schema validated by Ajv. The JSON Schema sent to a provider is the library's own conversion, never one
 // written here.
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from "@standard-schema/spec";
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import { createRequire } from "node:module";
+import type { Ajv2020, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 
 /** A JSON Schema document. */
 export type JsonSchemaObject = Record<string, unknown>;
@@ -65,10 +66,19 @@ function standardSchema(schema: StandardSchemaV1, use: SchemaUse): CheckedSchema
 /** One Ajv for every plain JSON Schema: it caches what it compiled. */
 let ajv: Ajv2020 | undefined;
 
+/**
+ * Ajv, loaded on the first plain JSON Schema: its CommonJS files cost every process that imports the core about
+ * 70 ms of start-up (a CLI command, a child process), and most programs give Standard Schemas or none.
+ */
+function newAjv(): Ajv2020 {
+  const { Ajv2020: Ajv } = createRequire(import.meta.url)("ajv/dist/2020.js") as { Ajv2020: typeof Ajv2020 };
+  return new Ajv({ allErrors: true, strict: false });
+}
+
 function jsonSchema(schema: JsonSchemaObject, use: SchemaUse): CheckedSchema<unknown> {
   let check: ValidateFunction;
   try {
-    ajv ??= new Ajv2020({ allErrors: true, strict: false });
+    ajv ??= newAjv();
     check = ajv.compile(schema);
   } catch (error) {
     throw use.invalid(`it is not a valid JSON Schema: ${(error as Error).message}`);

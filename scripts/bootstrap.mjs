@@ -175,24 +175,27 @@ async function test() {
     ]),
   );
   // The heavy tests (kill loops, hundreds of commits, a browser, npm installs) after them, each package's one
-  // file at a time: each set is sized for a machine where no other heavy set runs beside it. Each keeps about one
-  // core of the two busy (install's npm pack and installs: 114 s of CPU in 118 s), as do typecheck and type-aware
-  // lint (one task at a time), so the heavy sets run in two lanes, one after the checks. Measured in npm test on
-  // 2026-12-06: resilience's set 186-218 s, install's 101-186 s (it resolves afresh from the registry), the
-  // checks 251-314 s, parity's 59-73 s, the core's 31-43 s, the process runner's 6-11 s; in one lane beside the
-  // checks the heavy sets took 412-510 s. Not beside the dispatcher's heavy set (a browser, replica processes,
-  // 8 MB replies): it took 232 s with the checks beside it, 146 s without.
-  const FIRST_HEAVY_SET = "@openprogram/dispatcher";
-  const HEAVY_WITHOUT_CHECKS = ["@openprogram/resilience-tests", "@openprogram/install-tests"];
-  const heavyFirst = firstFailure(
-    await phase("heavy tests of the dispatcher", [["test:heavy", "--only", `--filter=${FIRST_HEAVY_SET}`]]),
-  );
+  // file at a time: each set is sized for a machine where no other heavy set runs beside it. Measured in npm test
+  // on 2026-12-06: resilience's set 186-218 s, install's 101-186 s (it resolves afresh from the registry), the
+  // checks (typecheck and type-aware lint, one task at a time) 251-314 s, parity's 59-73 s, the core's 31-43 s, the
+  // process runner's 6-11 s. The dispatcher's (a browser, replica processes, 8 MB replies) took 146 s alone, 232 s
+  // with the checks beside it, and left a third of the two cores idle alone (vmstat): install's set, which waits on
+  // the registry as much as it computes, runs beside it. Then the others in two lanes: resilience's and parity's
+  // in one, the checks, the core's and the process runner's in the other.
+  const FIRST_HEAVY_SETS = ["@openprogram/dispatcher", "@openprogram/install-tests"];
+  const BESIDE_CHECKS = ["@openprogram/resilience-tests", "@openprogram/parity-tests"];
   const heavyOnly = (filters) => ["test:heavy", "--only", "--concurrency=1", ...filters];
+  const heavyFirst = firstFailure(
+    await phase(
+      "heavy tests of the dispatcher and install",
+      FIRST_HEAVY_SETS.map((name) => heavyOnly([`--filter=${name}`])),
+    ),
+  );
   const [heavyLane, checksLane] = await phase("the other heavy tests, with typecheck and lint beside them", [
-    heavyOnly(HEAVY_WITHOUT_CHECKS.map((name) => `--filter=${name}`)),
+    heavyOnly(BESIDE_CHECKS.map((name) => `--filter=${name}`)),
     [
       ["typecheck", "//#typecheck:root", "lint", "//#lint:root", "--only", "--concurrency=1"],
-      heavyOnly([FIRST_HEAVY_SET, ...HEAVY_WITHOUT_CHECKS].map((name) => `--filter=!${name}`)),
+      heavyOnly([...FIRST_HEAVY_SETS, ...BESIDE_CHECKS].map((name) => `--filter=!${name}`)),
     ],
   ]);
   phases.push(`(typecheck and lint, then the remaining heavy sets: ${checksLane.seconds.toFixed(0)} s of it)`);

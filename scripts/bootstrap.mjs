@@ -179,10 +179,11 @@ async function test() {
   // checks (typecheck and type-aware lint of each package, one task at a time) 251-314 s, parity's 59-73 s, the
   // core's 31-43 s, the process runner's 6-11 s. The dispatcher's (a browser, replica processes, 8 MB replies) took 146 s alone, 232 s
   // with the checks beside it, and left a third of the two cores idle alone (vmstat): install's set, which waits on
-  // the registry as much as it computes, runs beside it. Then the others in two lanes: resilience's and parity's
-  // in one, the checks, the core's and the process runner's in the other.
+  // the registry as much as it computes, runs beside it. Then the others in two lanes: resilience's and the
+  // core's in one (about 236 s), the checks (one tsc -b and one ESLint, about 153 s there), parity's and the process
+  // runner's in the other.
   const FIRST_HEAVY_SETS = ["@openprogram/dispatcher", "@openprogram/install-tests"];
-  const BESIDE_CHECKS = ["@openprogram/resilience-tests", "@openprogram/parity-tests"];
+  const BESIDE_CHECKS = ["@openprogram/resilience-tests", "@openprogram/session-context"];
   const heavyOnly = (filters) => ["test:heavy", "--only", "--concurrency=1", ...filters];
   const heavyFirst = firstFailure(
     await phase(

@@ -162,7 +162,8 @@ async function test() {
   env.OPENPROGRAM_TREE_LINTED = "1";
   // Three light sets at a time (each vitest runs one file at a time on two cores), in the lanes above: the
   // core's set, and each shard of the CLI's, then the others; the third lane takes every package not named
-  // (the process runner's, mcp's, resilience's, and any new one). The build is done, so each runs only its tests (--only).
+  // (the process runner's, mcp's, resilience's, and any new one). The build is done, so each runs only its tests
+  // (--only).
   const only = (names) => ["test", "--only", "--concurrency=1", ...names.map((name) => `--filter=${name}`)];
   const shard = (index) => [...only([SHARDED_LIGHT_SET]), "--", `--shard=${index}/2`];
   const named = [CORE_LIGHT_SET, SHARDED_LIGHT_SET, ...BESIDE_FIRST_SHARD];
@@ -177,11 +178,11 @@ async function test() {
   // file at a time: each set is sized for a machine where no other heavy set runs beside it. Measured in npm test
   // on 2026-12-06: resilience's set 186-218 s, install's 101-186 s (it resolves afresh from the registry), the
   // checks (typecheck and type-aware lint of each package, one task at a time) 251-314 s, parity's 59-73 s, the
-  // core's 31-43 s, the process runner's 6-11 s. The dispatcher's (a browser, replica processes, 8 MB replies) took 146 s alone, 232 s
-  // with the checks beside it, and left a third of the two cores idle alone (vmstat): install's set, which waits on
-  // the registry as much as it computes, runs beside it. Then the others in two lanes: resilience's and the
-  // core's in one (about 236 s), the checks (one tsc -b and one ESLint, about 153 s there), parity's and the process
-  // runner's in the other.
+  // core's 31-43 s, the process runner's 6-11 s. The dispatcher's (a browser, replica processes, 8 MB replies)
+  // took 146 s alone, 232 s with the checks beside it, and left a third of the two cores idle alone (vmstat):
+  // install's set, which waits on the registry as much as it computes, runs beside it. Then the others in two
+  // lanes: resilience's and the core's in one (about 236 s), the checks (one tsc -b and one ESLint, about 153 s
+  // there), parity's and the process runner's in the other.
   const FIRST_HEAVY_SETS = ["@openprogram/dispatcher", "@openprogram/install-tests"];
   const BESIDE_CHECKS = ["@openprogram/resilience-tests", "@openprogram/session-context"];
   const heavyOnly = (filters) => ["test:heavy", "--only", "--concurrency=1", ...filters];

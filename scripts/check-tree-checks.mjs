@@ -27,6 +27,11 @@ function namedFiles(script, command) {
 }
 
 const treeTsconfigs = new Set(namedFiles(rootScripts["typecheck:tree"], "tsc -b"));
+// tsc -b emits what a tsconfig lets it, and typecheck:tree passes no --noEmit: each tsconfig it checks must say
+// noEmit itself (a package's own typecheck may pass it on the command line instead).
+for (const tsconfig of treeTsconfigs)
+  if (!/"noEmit":\s*true/.test(readFileSync(join(root, tsconfig), "utf8")))
+    problems.push(`${tsconfig} does not set "noEmit": true, and typecheck:tree (tsc -b) would emit its files`);
 const treeLinted = namedFiles(rootScripts["lint:tree"], "eslint");
 
 for (const group of ["packages", "tests"]) {

@@ -8,7 +8,7 @@
 //   --latency 0,200     the fake server's reply latency in ms (turn, tool-turn, concurrent, profile)
 //   --peers a,b         variant ids or prefixes (openprogram, bare-sdk, langgraph, langgraph-sqlite, mastra, ...)
 //   --rounds N          alternating rounds (turn: 10, concurrent: 2, resume: 3)
-//   --turns N           turns per variant per round (turn: 5), timed turns (fsync: 20, profile: 100), session length (flatness: 1000)
+//   --turns N           turns per variant per round (turn: 5), timed turns (fsync: 200, profile: 100), session length (flatness: 1000)
 //   --sessions N        concurrent sessions (concurrent: 50)
 //   --stored N          sessions stored, one turn each (memory: 1000)
 //   --warm N            turns before the profiled ones, in the same session (profile: 5; 1000 shows a long session)
@@ -104,7 +104,9 @@ for (const workload of workloads) {
         case "resume":
           return runResumeWorkload({ variants, server, repeats: number(values.rounds, quick ? 1 : 3), log });
         case "fsync":
-          return runFsyncWorkload({ variants, server, warm: 3, turns: number(values.turns, quick ? 5 : 20), log });
+          // 200: a long session's periodic costs must be in the count (our log's checkpoint, every ~20 turns of this
+          // workload, fsyncs each file the log names; 20 turns in a new session missed it).
+          return runFsyncWorkload({ variants, server, warm: 3, turns: number(values.turns, quick ? 5 : 200), log });
         case "memory":
           return runMemoryWorkload({ variants, server, sessions: number(values.stored, quick ? 50 : 1000), log });
         case "flatness":

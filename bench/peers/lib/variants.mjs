@@ -1,12 +1,19 @@
 // Every peer's variants, in the order rounds alternate them.
 import { bareVariants } from "../peers/bare.mjs";
 import { langGraphVariants } from "../peers/langgraph.mjs";
+import { layoutFloorVariants } from "../peers/layout-floor.mjs";
 import { mastraVariants } from "../peers/mastra.mjs";
 import { oursVariants } from "../peers/ours.mjs";
 
 /** All variants; `only` (ids or id prefixes) narrows them. */
 export function selectVariants(only) {
-  const all = [...oursVariants(), ...bareVariants(), ...langGraphVariants(), ...mastraVariants()];
+  const all = [
+    ...oursVariants(),
+    ...bareVariants(),
+    ...layoutFloorVariants(),
+    ...langGraphVariants(),
+    ...mastraVariants(),
+  ];
   if (!only || only.length === 0) return all;
   const chosen = all.filter((variant) =>
     only.some((name) => variant.id === name || variant.id.startsWith(`${name}-`) || variant.id.startsWith(name)),

@@ -6,7 +6,16 @@ import { runToolStep } from "../lib/tool-turn.mjs";
 
 /** The bare SDK's one variant. */
 export function bareVariants() {
-  return [{ id: "bare-sdk", peer: "bare OpenAI SDK", durability: "none", setting: "no record", open: openBare }];
+  return [
+    {
+      id: "bare-sdk",
+      peer: "bare OpenAI SDK",
+      durability: "none",
+      setting: "no record",
+      resumes: false,
+      open: openBare,
+    },
+  ];
 }
 
 async function openBare({ baseUrl }) {

@@ -13,7 +13,8 @@ import { rotated } from "../lib/open-variants.mjs";
 /** Runs `repeats` kill-and-resume cycles per variant, alternating. */
 export async function runResumeWorkload({ variants, server, repeats, log }) {
   const rows = new Map(
-    variants.filter((variant) => variant.id !== "bare-sdk").map((variant) => [variant.id, { variant, cycles: [] }]),
+    // A variant that records nothing to resume from (the bare SDK, the layout's floor) has no resume to measure.
+    variants.filter((variant) => variant.resumes !== false).map((variant) => [variant.id, { variant, cycles: [] }]),
   );
   const entries = [...rows.values()];
   for (let repeat = 0; repeat < repeats; repeat += 1) {

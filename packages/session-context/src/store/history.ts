@@ -16,7 +16,10 @@ import { mintNodeId } from "../ids.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import { dumpsPython } from "../json/python-json.js";
 import { DIR_MODE, FILE_MODE, renameFilesInPlace, syncFolders, type FileWrite } from "./atomic-file.js";
-import { appendWal } from "./session-wal.js";
+import { appendWal, appendWalSync, committedMarkerOf, markerRecord, readWal } from "./session-wal.js";
+import { parseNodeText } from "./node-text.js";
+import { restoreFromCommit } from "./commit-restore.js";
+import { currentBootId } from "./boot-id.js";
 import { takeSpare } from "./spare-files.js";
 import { restoreFromWal } from "./wal-recovery.js";
 import { nodeFileName, parseNodeFileName, type SessionPaths } from "./layout.js";
@@ -33,6 +36,8 @@ import type {
   SessionNode,
 } from "./types.js";
 import { NotRegularFileError, openRegularFile, readRegularFile } from "./safe-open.js";
+
+export { parseNodeText } from "./node-text.js";
 
 /** How many sessions' node views stay cached; a dropped view is reloaded from disk on next use. */
 const MAX_CACHED_SESSIONS = 256;
@@ -556,38 +561,6 @@ export function historyProblems(state: HistoryState): HistoryProblem[] {
 
 export type { HistoryState };
 
-/**
- * Parses a node file's text (the one parser of node files: the store, the
- * commit check and the doctor use it); returns why it is not a node instead
- * of throwing, so one bad file cannot hide the rest.
- */
-export function parseNodeText(raw: string, seqFromName: number): SessionNode | string {
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch (error) {
-    return `not valid JSON (${(error as Error).message})`;
-  }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) return "not a JSON object";
-  const node = value as Partial<SessionNode>;
-  if (typeof node.id !== "string" || node.id === "") return 'missing "id"';
-  if (typeof node.role !== "string" || !ROLES.has(node.role)) return `unknown role ${JSON.stringify(node.role)}`;
-  return {
-    ...node,
-    id: node.id,
-    created_at: typeof node.created_at === "number" ? node.created_at : 0,
-    seq: typeof node.seq === "number" && Number.isInteger(node.seq) ? node.seq : seqFromName,
-    role: node.role,
-    name: typeof node.name === "string" ? node.name : "",
-    input: node.input ?? null,
-    output: node.output ?? null,
-    caller: typeof node.caller === "string" ? node.caller : "",
-    predecessor: node.predecessor ?? null,
-    reads: Array.isArray(node.reads) ? node.reads : [],
-    metadata: node.metadata && typeof node.metadata === "object" ? node.metadata : {},
-  };
-}
-
 function freezeNode(node: SessionNode): SessionNode {
   Object.freeze(node.metadata);
   Object.freeze(node.reads);
@@ -647,6 +620,16 @@ function restoreAfterPowerCut(paths: SessionPaths): void {
   const wal = lstatSync(paths.wal, { throwIfNoEntry: false });
   if (!wal?.isFile() || wal.size === 0) return;
   try {
+    // Files a checkpoint into the commit left unsynced: a reboot since may have taken them (wal-checkpoint.ts).
+    const marker = committedMarkerOf(readWal(paths.wal));
+    if (marker && marker.boot !== currentBootId()) {
+      for (const restored of restoreFromCommit(paths, marker.commit))
+        reportStoreProblem(
+          `Restored ${join(paths.dir, restored.rel)} from commit ${marker.commit.slice(0, 12)} (${restored.reason} after a reboot).`,
+        );
+      // What is on disk now survived the reboot: checked once, not at every process's first read.
+      appendWalSync(paths.wal, [markerRecord({ commit: marker.commit, boot: currentBootId() })]);
+    }
     for (const restored of restoreFromWal(paths))
       reportStoreProblem(
         `Restored ${join(paths.dir, restored.rel)} from the write-ahead log (${restored.reason} after a crash).`,

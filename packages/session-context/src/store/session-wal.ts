@@ -1,6 +1,16 @@
-import { closeSync, constants, fdatasync, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
+import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
 import { crc32 } from "node:zlib";
-import { FILE_MODE, SYNC_WRITE_LIMIT, writeOnPool } from "./atomic-file.js";
+import {
+  closeQuietly,
+  FILE_MODE,
+  renameOffThread,
+  SYNC_WRITE_LIMIT,
+  tempPathFor,
+  unlinkQuietly,
+  writeOnPool,
+} from "./atomic-file.js";
+import { fsyncPath } from "./fsync-path.js";
 import { NotRegularFileError, readRegularFile } from "./safe-open.js";
 
 /**
@@ -10,8 +20,10 @@ import { NotRegularFileError, readRegularFile } from "./safe-open.js";
  * without an fsync of its own; its whole text is appended here as one record, and a write that must survive a
  * power cut (a model's reply, a tool's result, a turn's end) fdatasyncs this one file. Records are in write
  * order, so one fdatasync makes every record before it durable too. After a power cut, recovery
- * (wal-recovery.ts) puts back from the log each file the cut took or tore; a checkpoint (every file the log
- * names fsynced, then the log emptied) keeps it short. Git ignores it (`/.state/`), Python never reads it.
+ * (wal-recovery.ts) puts back from the log each file the cut took or tore; a checkpoint keeps it short: into
+ * the turn's commit when that holds every file the log names (wal-checkpoint.ts: the log becomes one
+ * COMMITTED_MARKER record), else every file the log names fsynced and the log emptied. Git ignores it
+ * (`/.state/`), Python never reads it.
  *
  * A record: the header line `<path relative to the session folder>\t<byte length>\t<CRC-32 in hex>\t<CRC-32
  * of the text it replaced, or ->\n`, then the bytes and `\n`. A record cut short or failing its CRC ends the log
@@ -127,4 +139,73 @@ export function truncateWal(walPath: string): Promise<void> {
       else resolve();
     }),
   );
+}
+
+/**
+ * The record a checkpoint into the commit leaves (wal-checkpoint.ts): the files the log named, and every file
+ * logged before them, were not fsynced one by one; the commit holding them was made durable instead. After a
+ * reboot (a boot other than the one named), a session's first read puts back from HEAD what a power cut took.
+ */
+export const COMMITTED_MARKER = "#committed";
+
+/** What a COMMITTED_MARKER record says. */
+export interface CommittedMarker {
+  readonly commit: string;
+  /** The boot the files were left unsynced in (boot-id.ts). */
+  readonly boot: string;
+}
+
+/** The log's last COMMITTED_MARKER, or null when it has none (every file it ever named was fsynced on its own). */
+export function committedMarkerOf(records: readonly WalRecord[]): CommittedMarker | null {
+  for (let at = records.length - 1; at >= 0; at--) {
+    const record = records[at] as WalRecord;
+    if (record.rel !== COMMITTED_MARKER) continue;
+    try {
+      const marker = JSON.parse(record.data) as Partial<CommittedMarker>;
+      if (typeof marker.commit === "string" && typeof marker.boot === "string")
+        return { commit: marker.commit, boot: marker.boot };
+    } catch {
+      // not ours to read: the next one back
+    }
+  }
+  return null;
+}
+
+/** The record of a marker. */
+export function markerRecord(marker: CommittedMarker): WalRecord {
+  return { rel: COMMITTED_MARKER, data: JSON.stringify(marker), replaces: null };
+}
+
+/**
+ * Replaces the whole log with `records`, atomically and durably: a temp file beside it, fdatasynced, renamed over
+ * it, its folder fsynced. A power cut at any point leaves the old log or the new one, never an empty log that
+ * lost a marker. Under the session lock (appends are made under it too, so none lands in the old file).
+ */
+export async function replaceWal(walPath: string, records: readonly WalRecord[]): Promise<void> {
+  const temporary = tempPathFor(walPath);
+  const fd = openSync(temporary, "wx", FILE_MODE);
+  try {
+    const bytes = encodeWalRecords(records);
+    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+    await new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+  } catch (error) {
+    closeQuietly(fd);
+    unlinkQuietly(temporary);
+    throw error;
+  }
+  closeSync(fd);
+  await renameOffThread(temporary, walPath);
+  await fsyncPath(dirname(walPath));
+}
+
+/** appendWal for a caller that cannot wait (a session's first read): one write, fdatasynced on this thread. */
+export function appendWalSync(walPath: string, records: readonly WalRecord[]): void {
+  const fd = openSync(walPath, APPEND_NO_FOLLOW, FILE_MODE);
+  try {
+    const bytes = encodeWalRecords(records);
+    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
+    fdatasyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -18,8 +18,8 @@ export class TurnCommit {
       const changed = state.history.changedSinceCommit(paths);
       const sha = await commitAll(paths, message, changed);
       state.history.committed(paths);
-      // A log grown long is emptied once what it names is durable on its own (wal-recovery.ts).
-      await checkpointWalIfLarge(paths);
+      // A log grown long is emptied once what it names is durable: through this commit when it holds all of it.
+      await checkpointWalIfLarge(paths, true);
       return sha;
     });
   }

@@ -1,24 +1,30 @@
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { lstatSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { crc32 } from "node:zlib";
-import { DIR_MODE, FILE_MODE, tempPathFor } from "./atomic-file.js";
+import { DIR_MODE } from "./atomic-file.js";
+import { fsyncFolderSync, writeDurablySync } from "./durable-write-sync.js";
 import { fsyncPath } from "./fsync-path.js";
-import { parseNodeFileName, type SessionPaths } from "./layout.js";
+import type { SessionPaths } from "./layout.js";
 import { NotRegularFileError, readRegularFile } from "./safe-open.js";
-import { readWal, truncateWal, WAL_CHECKPOINT_BYTES, type WalRecord } from "./session-wal.js";
+import {
+  committedMarkerOf,
+  markerRecord,
+  readWal,
+  replaceWal,
+  truncateWal,
+  WAL_CHECKPOINT_BYTES,
+  type WalRecord,
+} from "./session-wal.js";
+import { checkpointIntoCommit } from "./wal-checkpoint.js";
+import { isWalTarget, tornByCut } from "./wal-target.js";
+
+export { isWalTarget } from "./wal-target.js";
 
 /** What the log would put back, or put back: one entry per file. */
 export interface WalRestore {
   /** Relative to the session folder. */
   readonly rel: string;
   readonly reason: "missing" | "torn" | "older";
-}
-
-/** The only files the log may put back: meta.json and node files, never a path that leaves the session folder. */
-export function isWalTarget(rel: string): boolean {
-  if (rel === "meta.json") return true;
-  const [folder, name, ...rest] = rel.split("/");
-  return folder === "history" && rest.length === 0 && name !== undefined && parseNodeFileName(name) !== null;
 }
 
 /**
@@ -84,68 +90,37 @@ export function restoreFromWal(paths: SessionPaths): WalRestore[] {
 
 /**
  * Makes every file the log names durable on its own (fsync of each, then of their folders) and empties the
- * log. Under the session lock. Run when the log has grown past WAL_CHECKPOINT_BYTES at a turn's end (the
- * files' fsyncs run at once on the thread pool, sharing the file system's journal commits), and by the doctor.
+ * log, keeping its COMMITTED_MARKER if it has one (files logged before that one were never fsynced: only a
+ * check against HEAD after a reboot covers them). Under the session lock. Run by the doctor, and at a turn's end
+ * when the log has grown past WAL_CHECKPOINT_BYTES and HEAD does not hold what it names (checkpointWalIfLarge).
  */
-export async function checkpointWal(paths: SessionPaths): Promise<void> {
-  const records = readWal(walPath(paths));
+export async function checkpointWal(paths: SessionPaths, records = readWal(walPath(paths))): Promise<void> {
   const rels = [...new Set(records.map((record) => record.rel).filter(isWalTarget))];
   await Promise.all(rels.map((rel) => fsyncPath(join(paths.dir, rel)).catch(ignoreMissing)));
   const folders = new Set(rels.map((rel) => dirname(join(paths.dir, rel))));
   await Promise.all([...folders].map((folder) => fsyncPath(folder).catch(ignoreMissing)));
-  await truncateWal(walPath(paths));
+  const marker = committedMarkerOf(records);
+  if (marker) await replaceWal(walPath(paths), [markerRecord(marker)]);
+  else await truncateWal(walPath(paths));
 }
 
-/** Checkpoints when the log is past WAL_CHECKPOINT_BYTES; true when it did. */
-export async function checkpointWalIfLarge(paths: SessionPaths): Promise<boolean> {
+/**
+ * Checkpoints when the log is past WAL_CHECKPOINT_BYTES; true when it did. `afterCommit`: a turn's commit has
+ * just been made under the same lock, so HEAD may hold every file the log names, and the checkpoint goes into
+ * the commit (wal-checkpoint.ts) when it does.
+ */
+export async function checkpointWalIfLarge(paths: SessionPaths, afterCommit = false): Promise<boolean> {
   const stat = lstatSync(walPath(paths), { throwIfNoEntry: false });
   if (!stat?.isFile() || stat.size <= WAL_CHECKPOINT_BYTES) return false;
-  await checkpointWal(paths);
+  const records = readWal(walPath(paths));
+  if (afterCommit && (await checkpointIntoCommit(paths, records))) return true;
+  await checkpointWal(paths, records);
   return true;
 }
 
 /** `<session>/.state/wal`. */
 export function walPath(paths: SessionPaths): string {
   return paths.wal;
-}
-
-/**
- * What a power cut leaves of a file whose data never all reached the disk: zero bytes, zeros, or the start of
- * the logged text cut at a sector's edge. A file holding anything else that does not parse was damaged some
- * other way: that is the doctor's `corrupt_node` to report and repair from git, not ours to overwrite unseen.
- */
-function tornByCut(disk: string, latest: string): boolean {
-  if (disk.length === 0 || /^\0+$/.test(disk)) return true;
-  const bytes = Buffer.byteLength(disk, "utf8");
-  return bytes % SECTOR_BYTES === 0 && disk.length < latest.length && latest.startsWith(disk);
-}
-
-/** The unit a disk writes whole: a cut file ends at a multiple of it. */
-const SECTOR_BYTES = 512;
-
-function writeDurablySync(path: string, data: string): void {
-  const temporary = tempPathFor(path);
-  const fd = openSync(temporary, "wx", FILE_MODE);
-  try {
-    const bytes = Buffer.from(data, "utf8");
-    for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
-    fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    unlinkSync(temporary);
-    throw error;
-  }
-  closeSync(fd);
-  renameSync(temporary, path);
-}
-
-function fsyncFolderSync(folder: string): void {
-  const fd = openSync(folder, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function ignoreMissing(error: unknown): void {

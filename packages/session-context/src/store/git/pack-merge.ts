@@ -4,6 +4,7 @@
 // 10,000-turn session each turn's objects are copied about five times in all (a simulation of the rule).
 import { closeSync, readSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
+import { noteDurablePack } from "./durable-packs.js";
 import { entryType, packEntries, parsePackIndex, readdirOrEmpty, writePack, type PackEntry } from "./pack-file.js";
 import { openRegularFile, readRegularFile } from "../safe-open.js";
 
@@ -101,6 +102,7 @@ export async function mergeSmallPacks(
   // must not leave the only copy of those objects in the page cache. Each turn's own pack stays unsynced, as git's.
   // Off the event loop's thread: these fsyncs wait on the disk (see writePack).
   const merged = await writePack(gitDir, [...entries.values()], { durable: true });
+  noteDurablePack(gitDir, merged);
   for (const pack of taken) {
     if (pack.name === merged) continue;
     for (const file of pack.files) {

@@ -25,11 +25,11 @@ export function spawnChild({ variant, mode, options = {}, env, nodeFlags = [], w
   const done = new Promise((resolve) =>
     child.on("close", (code, signal) => {
       const line = stdout.trim().split("\n").filter(Boolean).pop();
-      let result = null;
+      let result;
       try {
         result = line ? JSON.parse(line) : null;
       } catch {
-        result = null;
+        result = null; // not a JSON line: the child failed before printing its result
       }
       resolve({ code, signal, result, stderr });
     }),

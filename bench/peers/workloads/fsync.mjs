@@ -9,7 +9,6 @@
 // of the same child with no timed turns (server-wide: another database's
 // writes in that window count too).
 import { readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
 import { loadavg } from "node:os";
 import pg from "pg";
 import { createPgDatabase, scratchFolder } from "../lib/environment.mjs";

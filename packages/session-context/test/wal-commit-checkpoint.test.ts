@@ -1,7 +1,7 @@
 // A checkpoint into the commit (issue 38): a turn's end that finds the write-ahead log past its limit makes HEAD
 // durable instead of fsyncing every file the log names, and leaves one marker; after a reboot, a session's first
 // read puts back from HEAD what a power cut took, tore or rolled back, and nothing else. Real store, real git.
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SessionDB } from "../src/entries/store.js";
@@ -140,6 +140,18 @@ describe("a checkpoint into the commit", () => {
     await rebooted(plainGit(paths.dir, "rev-parse", "HEAD"));
     await new SessionDB({ root: store.root }).loadNodes("s");
     for (const [rel, text] of kept) expect(readFileSync(join(paths.dir, rel), "utf8")).toBe(text);
+  });
+
+  it("does not bring back a node's old file name once the node was moved to another seq", async () => {
+    const { ids, files } = await longTurn("t1");
+    // As the doctor moves the later of two nodes sharing a seq to a fresh one.
+    const moved = relOf(files, ids[2] as string);
+    const movedTo = moved.replace(/history\/\d{4}-/, "history/0098-");
+    renameSync(join(paths.dir, moved), join(paths.dir, movedTo));
+    await rebooted(plainGit(paths.dir, "rev-parse", "HEAD"));
+    const nodes = await new SessionDB({ root: store.root }).loadNodes("s");
+    expect(existsSync(join(paths.dir, moved))).toBe(false);
+    expect(nodes.map((node) => node.id)).toEqual(ids);
   });
 
   it("is not taken when HEAD lacks a logged file; a checkpoint file by file keeps the marker", async () => {

@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { DIR_MODE } from "./atomic-file.js";
 import { fsyncFolderSync, writeDurablySync } from "./durable-write-sync.js";
@@ -29,6 +29,7 @@ export function restoreFromCommit(paths: SessionPaths, commit: string): CommitRe
   if (!files) return []; // objects a cut took after all: `sessions doctor` reports the repository
   const restored: CommitRestore[] = [];
   const folders = new Set<string>();
+  const movedIds = nodeIdsOnDisk(paths);
   for (const [rel, id] of files) {
     if (!isWalTarget(rel)) continue;
     const path = join(paths.dir, rel);
@@ -41,6 +42,8 @@ export function restoreFromCommit(paths: SessionPaths, commit: string): CommitRe
       disk = null;
     }
     if (disk !== null && !suspect(rel, disk)) continue;
+    // A node now under another file name was moved there (the doctor gives a duplicated seq a fresh one), not lost.
+    if (disk === null && movedIds.has(parseNodeFileName(rel.slice("history/".length))?.nodeId ?? "")) continue;
     const blob = readObject(paths.git, id);
     if (blob?.type !== "blob") continue;
     const committed = blob.content.toString("utf8");
@@ -83,6 +86,17 @@ function undoneByCut(rel: string, disk: string, committed: string): "torn" | "ol
   if (typeof onDisk === "string" || typeof inCommit === "string") return null;
   const finished = inCommit.metadata.status !== "running";
   return onDisk.id === inCommit.id && onDisk.metadata.status === "running" && finished ? "older" : null;
+}
+
+/** The node ids history/'s file names carry now. */
+function nodeIdsOnDisk(paths: SessionPaths): Set<string> {
+  let names: string[];
+  try {
+    names = readdirSync(paths.history);
+  } catch {
+    return new Set();
+  }
+  return new Set(names.flatMap((name) => parseNodeFileName(name)?.nodeId ?? []));
 }
 
 function seqOf(rel: string): number {

@@ -44,9 +44,9 @@ export function restoreFromCommit(paths: SessionPaths, commit: string): CommitRe
     if (disk !== null && !suspect(rel, disk)) continue;
     // A node now under another file name was moved there (the doctor gives a duplicated seq a fresh one), not lost.
     if (disk === null && movedIds.has(parseNodeFileName(rel.slice("history/".length))?.nodeId ?? "")) continue;
-    const blob = readObject(paths.git, id);
-    if (blob?.type !== "blob") continue;
-    const committed = blob.content.toString("utf8");
+    const blob = readBlob(paths.git, id);
+    if (blob === null) continue;
+    const committed = blob.toString("utf8");
     const reason = disk === null ? "missing" : disk === committed ? null : undoneByCut(rel, disk, committed);
     if (reason === null) continue;
     mkdirSync(dirname(path), { recursive: true, mode: DIR_MODE });
@@ -86,6 +86,16 @@ function undoneByCut(rel: string, disk: string, committed: string): "torn" | "ol
   if (typeof onDisk === "string" || typeof inCommit === "string") return null;
   const finished = inCommit.metadata.status !== "running";
   return onDisk.id === inCommit.id && onDisk.metadata.status === "running" && finished ? "older" : null;
+}
+
+/** A blob's bytes, or null when it cannot be read here (a cut took or tore it too: the doctor reports it). */
+function readBlob(gitDir: string, id: string): Buffer | null {
+  try {
+    const object = readObject(gitDir, id);
+    return object?.type === "blob" ? object.content : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The node ids history/'s file names carry now. */

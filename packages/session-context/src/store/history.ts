@@ -630,6 +630,12 @@ function restoreAfterPowerCut(paths: SessionPaths): void {
       // What is on disk now survived the reboot: checked once, not at every process's first read.
       appendWalSync(paths.wal, [markerRecord({ commit: marker.commit, boot: currentBootId() })]);
     }
+  } catch (error) {
+    reportStoreProblem(
+      `${paths.dir} could not be checked against its last commit after a reboot: ${(error as Error).message}`,
+    );
+  }
+  try {
     for (const restored of restoreFromWal(paths))
       reportStoreProblem(
         `Restored ${join(paths.dir, restored.rel)} from the write-ahead log (${restored.reason} after a crash).`,

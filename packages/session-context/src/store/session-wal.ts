@@ -144,7 +144,8 @@ export function truncateWal(walPath: string): Promise<void> {
 /**
  * The record a checkpoint into the commit leaves (wal-checkpoint.ts): the files the log named, and every file
  * logged before them, were not fsynced one by one; the commit holding them was made durable instead. After a
- * reboot (a boot other than the one named), a session's first read puts back from HEAD what a power cut took.
+ * reboot (a boot other than the one named), a session's first read puts back from that commit what a power cut
+ * took (commit-restore.ts).
  */
 export const COMMITTED_MARKER = "#committed";
 

@@ -14,6 +14,15 @@ export async function fsyncPath(path: string): Promise<void> {
   }
 }
 
+/** fsyncPath of something that may be gone meanwhile (a file renamed over, a pack merged away): nothing to flush. */
+export async function fsyncIfPresent(path: string): Promise<void> {
+  try {
+    await fsyncPath(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+}
+
 /** fsync(2) of an open descriptor on libuv's thread pool. */
 export function fsyncDescriptor(descriptor: number): Promise<void> {
   return new Promise((resolve, reject) => fsync(descriptor, (error) => (error ? reject(error) : resolve())));

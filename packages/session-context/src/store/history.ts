@@ -16,7 +16,7 @@ import { mintNodeId } from "../ids.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import { dumpsPython } from "../json/python-json.js";
 import { DIR_MODE, FILE_MODE, renameFilesInPlace, syncFolders, type FileWrite } from "./atomic-file.js";
-import { appendWal, appendWalSync, committedMarkerOf, markerRecord, readWal } from "./session-wal.js";
+import { appendWal, appendWalSync, committedMarkerOf, markerRecord, readWal, type WalRecord } from "./session-wal.js";
 import { parseNodeText } from "./node-text.js";
 import { restoreFromCommit } from "./commit-restore.js";
 import { currentBootId } from "./boot-id.js";
@@ -619,9 +619,16 @@ function crcOfFileOrNull(path: string): number | null {
 function restoreAfterPowerCut(paths: SessionPaths): void {
   const wal = lstatSync(paths.wal, { throwIfNoEntry: false });
   if (!wal?.isFile() || wal.size === 0) return;
+  let records: WalRecord[];
+  try {
+    records = readWal(paths.wal);
+  } catch (error) {
+    reportStoreProblem(`The write-ahead log ${paths.wal} could not be read: ${(error as Error).message}`);
+    return;
+  }
   try {
     // Files a checkpoint into the commit left unsynced: a reboot since may have taken them (wal-checkpoint.ts).
-    const marker = committedMarkerOf(readWal(paths.wal));
+    const marker = committedMarkerOf(records);
     if (marker && marker.boot !== currentBootId()) {
       for (const restored of restoreFromCommit(paths, marker.commit))
         reportStoreProblem(
@@ -636,7 +643,7 @@ function restoreAfterPowerCut(paths: SessionPaths): void {
     );
   }
   try {
-    for (const restored of restoreFromWal(paths))
+    for (const restored of restoreFromWal(paths, records))
       reportStoreProblem(
         `Restored ${join(paths.dir, restored.rel)} from the write-ahead log (${restored.reason} after a crash).`,
       );

@@ -6,7 +6,7 @@ import { durableGitFiles } from "./git/durable-packs.js";
 import { hashObject } from "./git/loose-objects.js";
 import { readdirOrEmpty } from "./git/pack-file.js";
 import { readHead, type HeadState } from "./git/refs.js";
-import { fsyncPath } from "./fsync-path.js";
+import { fsyncIfPresent, fsyncPath } from "./fsync-path.js";
 import type { SessionPaths } from "./layout.js";
 import { markerRecord, replaceWal, type WalRecord } from "./session-wal.js";
 import { isWalTarget } from "./wal-target.js";
@@ -61,7 +61,7 @@ async function makeCommitDurable(paths: SessionPaths, head: HeadState): Promise<
   const refs = [existsSync(loose) ? loose : join(gitDir, "packed-refs")];
   const skeleton = durable.has(gitDir) ? [] : [join(gitDir, "HEAD"), join(gitDir, "config")];
   // A file gone meanwhile (a pack `git gc` replaced, a config never written) has nothing to flush.
-  await Promise.all([...packs, ...refs, ...skeleton].map((path) => fsyncPath(path).catch(ignoreMissing)));
+  await Promise.all([...packs, ...refs, ...skeleton].map(fsyncIfPresent));
   const folders = new Set([packFolder, dirname(loose)]);
   if (!durable.has(gitDir))
     for (const folder of [gitDir, join(gitDir, "objects"), join(gitDir, "refs")]) folders.add(folder);
@@ -72,8 +72,4 @@ async function makeCommitDurable(paths: SessionPaths, head: HeadState): Promise<
 /** True when git (not this store) wrote loose objects here: those would need an fsync each. */
 function hasLooseObjects(gitDir: string): boolean {
   return readdirOrEmpty(join(gitDir, "objects")).some((name) => /^[0-9a-f]{2}$/.test(name));
-}
-
-function ignoreMissing(error: unknown): void {
-  if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
 }

@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { crc32 } from "node:zlib";
 import { DIR_MODE } from "./atomic-file.js";
 import { fsyncFolderSync, writeDurablySync } from "./durable-write-sync.js";
-import { fsyncPath } from "./fsync-path.js";
+import { fsyncIfPresent } from "./fsync-path.js";
 import type { SessionPaths } from "./layout.js";
 import { NotRegularFileError, readRegularFile } from "./safe-open.js";
 import {
@@ -75,8 +75,8 @@ export function planWalRestore(
  * Puts back what planWalRestore finds, each file written whole and durable (temp file, fsync, rename, folder
  * fsync), synchronously: it runs before a session's history is first read in a process. Returns what it did.
  */
-export function restoreFromWal(paths: SessionPaths): WalRestore[] {
-  const plan = planWalRestore(paths);
+export function restoreFromWal(paths: SessionPaths, records?: readonly WalRecord[]): WalRestore[] {
+  const plan = planWalRestore(paths, records);
   const folders = new Set<string>();
   for (const entry of plan) {
     const path = join(paths.dir, entry.rel);
@@ -96,9 +96,9 @@ export function restoreFromWal(paths: SessionPaths): WalRestore[] {
  */
 export async function checkpointWal(paths: SessionPaths, records = readWal(walPath(paths))): Promise<void> {
   const rels = [...new Set(records.map((record) => record.rel).filter(isWalTarget))];
-  await Promise.all(rels.map((rel) => fsyncPath(join(paths.dir, rel)).catch(ignoreMissing)));
+  await Promise.all(rels.map((rel) => fsyncIfPresent(join(paths.dir, rel))));
   const folders = new Set(rels.map((rel) => dirname(join(paths.dir, rel))));
-  await Promise.all([...folders].map((folder) => fsyncPath(folder).catch(ignoreMissing)));
+  await Promise.all([...folders].map((folder) => fsyncIfPresent(folder)));
   const marker = committedMarkerOf(records);
   if (marker) await replaceWal(walPath(paths), [markerRecord(marker)]);
   else await truncateWal(walPath(paths));
@@ -121,8 +121,4 @@ export async function checkpointWalIfLarge(paths: SessionPaths, afterCommit = fa
 /** `<session>/.state/wal`. */
 export function walPath(paths: SessionPaths): string {
   return paths.wal;
-}
-
-function ignoreMissing(error: unknown): void {
-  if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
 }

@@ -231,13 +231,16 @@ describe("a dead replica's row", () => {
     );
     // The TTL for the heartbeat to go stale, then at most one heartbeat interval (a third of it) of a survivor.
     expect(Date.now() - killedAt).toBeLessThan(LEASE_TTL_MS * 2 + 5_000);
-    const said = survivors.flatMap((replica) =>
-      replica.output
-        .join("")
-        .split("\n")
-        .filter((line) => line.includes('"replica_gone"') && line.includes(id)),
-    );
-    expect(said).toHaveLength(1);
+    const saidGone = (): string[] =>
+      survivors.flatMap((replica) =>
+        replica.output
+          .join("")
+          .split("\n")
+          .filter((line) => line.includes('"replica_gone"') && line.includes(id)),
+      );
+    // The row is marked before the line reaches our end of the survivor's stdout pipe: wait for the line too.
+    await waitFor(async () => saidGone().length > 0, `a survivor saying replica ${id} is gone`, 5_000);
+    expect(saidGone()).toHaveLength(1);
     // Each replica counts the live ones from the rows it read at its last heartbeat: the survivor that did not mark
     // the row says so by its next beat.
     const readyz = `${(survivors[0] as ReplicaProcess).httpUrl}/readyz`;

@@ -16,7 +16,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, release, totalmem } from "node:os";
 import { parseArgs } from "node:util";
-import { startFakeServer } from "./lib/environment.mjs";
+import { emptyTrash, settleAfterDeletes, startFakeServer } from "./lib/environment.mjs";
 import { selectVariants } from "./lib/variants.mjs";
 import { renderTable } from "./lib/render.mjs";
 import { runConcurrentWorkload, runTurnWorkload } from "./workloads/turn.mjs";
@@ -64,6 +64,7 @@ async function withServer(latency, kind, body) {
   }
 }
 
+await settleAfterDeletes(log);
 for (const workload of workloads) {
   const started = new Date();
   const loadBefore = loadavg()[0];
@@ -144,3 +145,4 @@ for (const workload of workloads) {
     process.stdout.write(`\n${renderTable(record)}\n`);
   }
 }
+emptyTrash();

@@ -2,7 +2,7 @@
 // process, a PostgreSQL database of its own for the run, and scratch folders
 // on the same disk for every peer's store.
 import { fork } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -76,8 +76,69 @@ export async function pgSynchronousCommit(url) {
   }
 }
 
-/** A scratch folder on the machine's disk (not tmpfs here: /tmp is on the root disk); removed by `remove()`. */
+/** Where every scratch folder is made (not tmpfs here: /tmp is on the root disk). */
+const SCRATCH_ROOT = process.env.PEER_BENCH_TMP ?? tmpdir();
+/** Scratch folders done with in this run, moved here whole and deleted at its end (emptyTrash). */
+const TRASH = join(SCRATCH_ROOT, `peer-bench-trash-${process.pid}`);
+/** Touched when a run has deleted its scratch folders (see settleAfterDeletes). */
+const DELETED_STAMP = join(SCRATCH_ROOT, "peer-bench-deleted-at");
+/**
+ * How long deleting files slows creating them on this disk: ext4 without a journal, creating a file, skips one by
+ * one every inode freed in the last 30 s (35 while their blocks are dirty). Deleting a run's thousands of session
+ * files and then measuring made every store that creates files pay for the harness's clean-up (measured with
+ * perf: a third of our process's CPU in that search, in the concurrent workload right after a deletion).
+ */
+export const DELETE_SETTLE_MS = 36_000;
+
+/**
+ * A scratch folder on the machine's disk; `remove()` moves it to this run's trash (a rename frees no inode), which
+ * emptyTrash deletes once every workload is measured.
+ */
 export function scratchFolder(label) {
-  const path = mkdtempSync(join(process.env.PEER_BENCH_TMP ?? tmpdir(), `peer-bench-${label}-`));
-  return { path, remove: () => rmSync(path, { recursive: true, force: true, maxRetries: 3 }) };
+  const path = mkdtempSync(join(SCRATCH_ROOT, `peer-bench-${label}-`));
+  return {
+    path,
+    remove: () => {
+      mkdirSync(TRASH, { recursive: true });
+      renameSync(path, join(TRASH, path.split("/").pop()));
+    },
+  };
+}
+
+/** Deletes this run's trash and notes when, so the next run waits before it measures (settleAfterDeletes). */
+export function emptyTrash() {
+  rmSync(TRASH, { recursive: true, force: true, maxRetries: 3 });
+  writeFileSync(DELETED_STAMP, "");
+}
+
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === "EPERM";
+  }
+}
+
+/**
+ * Before measuring: deletes what an earlier run left in its trash (a run that was stopped), then waits until
+ * DELETE_SETTLE_MS have passed since the last deletion, so no store pays for an earlier run's clean-up.
+ */
+export async function settleAfterDeletes(log) {
+  const left = readdirSync(SCRATCH_ROOT).filter((name) => {
+    const pid = Number(/^peer-bench-trash-(\d+)$/.exec(name)?.[1] ?? Number.NaN);
+    return Number.isInteger(pid) && !isAlive(pid);
+  });
+  for (const name of left) rmSync(join(SCRATCH_ROOT, name), { recursive: true, force: true, maxRetries: 3 });
+  if (left.length > 0) writeFileSync(DELETED_STAMP, "");
+  let deletedAt = 0;
+  try {
+    deletedAt = statSync(DELETED_STAMP).mtimeMs;
+  } catch {
+    // no run has deleted anything here
+  }
+  const waitMs = deletedAt + DELETE_SETTLE_MS - Date.now();
+  if (waitMs <= 0) return;
+  log(`waiting ${Math.ceil(waitMs / 1000)} s: files deleted just now make file creation slow on this disk`);
+  await new Promise((resolve) => setTimeout(resolve, waitMs));
 }

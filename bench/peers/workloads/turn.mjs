@@ -8,14 +8,11 @@ import { openVariants, rotated } from "../lib/open-variants.mjs";
 
 /** Runs the workload; returns one row per variant. */
 export async function runTurnWorkload({ variants, baseUrl, rounds, turns, warm, log, method = "runTurn" }) {
-  const { opened, closeAll } = await openVariants(variants, baseUrl);
-  const unsupported = opened
-    .filter((entry) => typeof entry.handle[method] !== "function")
-    .map((entry) => entry.variant.id);
-  if (unsupported.length > 0) {
-    log(`${unsupported.join(", ")}: no ${method}; left out`);
-    opened.splice(0, opened.length, ...opened.filter((entry) => !unsupported.includes(entry.variant.id)));
-  }
+  // closeAll closes every variant opened, those left out too (their scratch folders with them).
+  const { opened: all, closeAll } = await openVariants(variants, baseUrl);
+  const opened = all.filter((entry) => typeof entry.handle[method] === "function");
+  const unsupported = all.filter((entry) => !opened.includes(entry)).map((entry) => entry.variant.id);
+  if (unsupported.length > 0) log(`${unsupported.join(", ")}: no ${method}; left out`);
   const samples = new Map(opened.map((entry) => [entry.variant.id, { times: [], cpuMs: 0, turn: 0 }]));
   const loads = [];
   try {

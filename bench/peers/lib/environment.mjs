@@ -84,11 +84,13 @@ const TRASH = join(SCRATCH_ROOT, `peer-bench-trash-${process.pid}`);
 const DELETED_STAMP = join(SCRATCH_ROOT, "peer-bench-deleted-at");
 /**
  * How long deleting files slows creating them on this disk: ext4 without a journal, creating a file, skips one by
- * one every inode freed in the last 30 s (35 while their blocks are dirty). Deleting a run's thousands of session
- * files and then measuring made every store that creates files pay for the harness's clean-up (measured with
- * perf: a third of our process's CPU in that search, in the concurrent workload right after a deletion).
+ * one every inode freed in the last minute (`RECENTCY_MIN` in the kernel's ialloc.c; five more while the inode
+ * table block holding it is not yet written back, which writeback does within about 35 s). Deleting a run's
+ * thousands of session files and then measuring made every store that creates files pay for the harness's
+ * clean-up (measured with perf: a third of our process's CPU in that search, in the concurrent workload right after
+ * a deletion).
  */
-export const DELETE_SETTLE_MS = 36_000;
+export const DELETE_SETTLE_MS = 65_000;
 
 /**
  * A scratch folder on the machine's disk; `remove()` moves it to this run's trash (a rename frees no inode), which

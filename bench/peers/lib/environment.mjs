@@ -4,7 +4,7 @@
 import { fork } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { createInterface } from "node:readline";
 import pg from "pg";
 
@@ -84,8 +84,8 @@ const TRASH = join(SCRATCH_ROOT, `peer-bench-trash-${process.pid}`);
 const DELETED_STAMP = join(SCRATCH_ROOT, "peer-bench-deleted-at");
 /**
  * How long deleting files slows creating them on this disk: ext4 without a journal, creating a file, skips one by
- * one every inode freed in the last minute (`RECENTCY_MIN` in the kernel's ialloc.c; five more while the inode
- * table block holding it is not yet written back, which writeback does within about 35 s). Deleting a run's
+ * one every inode freed in the last minute (`RECENTCY_MIN` in the kernel's ialloc.c; five minutes more while the
+ * inode table block holding it is not yet written back, which writeback does within about 35 s). Deleting a run's
  * thousands of session files and then measuring made every store that creates files pay for the harness's
  * clean-up (measured with perf: a third of our process's CPU in that search, in the concurrent workload right after
  * a deletion).
@@ -102,7 +102,7 @@ export function scratchFolder(label) {
     path,
     remove: () => {
       mkdirSync(TRASH, { recursive: true });
-      renameSync(path, join(TRASH, path.split("/").pop()));
+      renameSync(path, join(TRASH, basename(path)));
     },
   };
 }

@@ -1,6 +1,7 @@
 // A checkpoint into the commit (issue 38): a turn's end that finds the write-ahead log past its limit makes HEAD
 // durable instead of fsyncing every file the log names, and leaves one marker; after a reboot, a session's first
-// read puts back from HEAD what a power cut took, tore or rolled back, and nothing else. Real store, real git.
+// read puts back from the commit the marker names what a power cut took, tore or rolled back, and nothing else.
+// Real store, real git.
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";

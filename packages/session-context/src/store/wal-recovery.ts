@@ -98,7 +98,7 @@ export async function checkpointWal(paths: SessionPaths, records = readWal(walPa
   const rels = [...new Set(records.map((record) => record.rel).filter(isWalTarget))];
   await Promise.all(rels.map((rel) => fsyncIfPresent(join(paths.dir, rel))));
   const folders = new Set(rels.map((rel) => dirname(join(paths.dir, rel))));
-  await Promise.all([...folders].map((folder) => fsyncIfPresent(folder)));
+  await Promise.all([...folders].map(fsyncIfPresent));
   const marker = committedMarkerOf(records);
   if (marker) await replaceWal(walPath(paths), [markerRecord(marker)]);
   else await truncateWal(walPath(paths));

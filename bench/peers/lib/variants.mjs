@@ -5,7 +5,7 @@ import { layoutFloorVariants } from "../peers/layout-floor.mjs";
 import { mastraVariants } from "../peers/mastra.mjs";
 import { oursVariants } from "../peers/ours.mjs";
 
-/** All variants; `only` (ids or id prefixes) narrows them. */
+/** All variants; `only` (ids or id prefixes) narrows them. An opt-in variant (a bound) is chosen by its whole id only. */
 export function selectVariants(only) {
   const all = [
     ...oursVariants(),
@@ -14,9 +14,12 @@ export function selectVariants(only) {
     ...langGraphVariants(),
     ...mastraVariants(),
   ];
-  if (!only || only.length === 0) return all;
+  if (!only || only.length === 0) return all.filter((variant) => !variant.optIn);
   const chosen = all.filter((variant) =>
-    only.some((name) => variant.id === name || variant.id.startsWith(`${name}-`) || variant.id.startsWith(name)),
+    only.some(
+      (name) =>
+        variant.id === name || (!variant.optIn && (variant.id.startsWith(`${name}-`) || variant.id.startsWith(name))),
+    ),
   );
   if (chosen.length === 0)
     throw new Error(`no variant matches ${only.join(", ")}; known: ${all.map((v) => v.id).join(", ")}`);
@@ -25,7 +28,7 @@ export function selectVariants(only) {
 
 /** One variant by id. */
 export function variantById(id) {
-  const variant = selectVariants().find((candidate) => candidate.id === id);
+  const variant = selectVariants([id]).find((candidate) => candidate.id === id);
   if (!variant) throw new Error(`unknown variant ${id}`);
   return variant;
 }

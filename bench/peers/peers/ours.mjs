@@ -3,7 +3,10 @@
 // call goes on, and the turn's end is durable before sessionContext returns (its git commit, like git's own, is not fsynced).
 import { core } from "../lib/workspace.mjs";
 
-/** This project's variants (one: its store has no weaker setting). */
+/**
+ * This project's variant (its store has no weaker setting), and an opt-in bound: the same without the turn's git
+ * commit, to measure in the same run what the commit costs (named with --peers only).
+ */
 export function oursVariants() {
   return [
     {
@@ -14,14 +17,25 @@ export function oursVariants() {
         "the store's only mode: each reply durable in the session's write-ahead log before the next step, one git commit per turn",
       open: openOurs,
     },
+    {
+      id: "openprogram-no-commit",
+      peer: "ours without the turn's git commit (a bound, not a product)",
+      durability: "equal, no commit",
+      setting:
+        "ours with the store's commit step replaced by the bench (no git commit, no log checkpoint at a turn's end): what the commit costs",
+      optIn: true,
+      resumes: false,
+      open: (options) => openOurs({ ...options, commit: false }),
+    },
   ];
 }
 
-async function openOurs({ baseUrl, dir }) {
+async function openOurs({ baseUrl, dir, commit = true }) {
   process.env.OPENPROGRAM_HOME ??= dir;
   const { SessionDB, createRuntime, sessionContext, resumeTurn } = await core();
   const { agentTurn, AGENT_TURN_REF, agentToolTurn, AGENT_TOOL_TURN_REF } = await import("./ours-program.mjs");
   const db = new SessionDB({ root: dir });
+  if (!commit) skipTurnCommits(db);
   const runtime = createRuntime({ provider: "openai", baseUrl, apiKey: "bench", model: "fake-model" });
   return {
     async runTurn(session, turn) {
@@ -42,4 +56,17 @@ async function openOurs({ baseUrl, dir }) {
     resume: (session) => resumeTurn({ sessionId: session, db, runtime, source: "bench" }),
     async close() {},
   };
+}
+
+/**
+ * The no-commit bound: the store's commit step (its TurnCommit, an internal the bench reaches into) answers at once.
+ * Checked, so that a rename of the internal fails here instead of measuring ours twice.
+ */
+function skipTurnCommits(db) {
+  const step = db.commit;
+  if (typeof step?.commitTurn !== "function")
+    throw new Error(
+      "openprogram-no-commit expects the store's TurnCommit at db.commit; update bench/peers/peers/ours.mjs",
+    );
+  step.commitTurn = async () => null;
 }

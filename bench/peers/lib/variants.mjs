@@ -16,10 +16,7 @@ export function selectVariants(only) {
   ];
   if (!only || only.length === 0) return all.filter((variant) => !variant.optIn);
   const chosen = all.filter((variant) =>
-    only.some(
-      (name) =>
-        variant.id === name || (!variant.optIn && (variant.id.startsWith(`${name}-`) || variant.id.startsWith(name))),
-    ),
+    only.some((name) => variant.id === name || (!variant.optIn && variant.id.startsWith(name))),
   );
   if (chosen.length === 0)
     throw new Error(`no variant matches ${only.join(", ")}; known: ${all.map((v) => v.id).join(", ")}`);

@@ -12,6 +12,7 @@
 //   --sessions N        concurrent sessions (concurrent: 50)
 //   --stored N          sessions stored, one turn each (memory: 1000)
 //   --warm N            turns before the profiled ones, in the same session (profile: 5; 1000 shows a long session)
+//   --keep-profiles DIR the profile workload also saves each variant's .cpuprofile in DIR (for DevTools)
 //   --quick             small sizes, for checking the bench itself
 import { mkdirSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, release, totalmem } from "node:os";
@@ -36,6 +37,7 @@ const { values } = parseArgs({
     sessions: { type: "string" },
     stored: { type: "string" },
     warm: { type: "string" },
+    "keep-profiles": { type: "string" },
     quick: { type: "boolean", default: false },
   },
 });
@@ -124,6 +126,7 @@ for (const workload of workloads) {
             server,
             warm: number(values.warm, 5),
             turns: number(values.turns, quick ? 20 : 100),
+            keep: values["keep-profiles"],
             log,
           });
         default:

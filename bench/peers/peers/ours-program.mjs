@@ -8,7 +8,10 @@ import { AGENT_DOC, STEPS, stepPrompt } from "../lib/agent-turn.mjs";
 import { LOOKUP_TOOL, lookupFact } from "../lib/tool-turn.mjs";
 import { core } from "../lib/workspace.mjs";
 
-const { agenticFunction, moduleProgramRef, tool } = await core();
+// Imported with `?dist=<path>` by the openprogram-alt variant: this module then runs on that build of the core.
+const { agenticFunction, moduleProgramRef, tool } = await core(
+  new URL(import.meta.url).searchParams.get("dist") ?? undefined,
+);
 
 /** The agent turn: four execs in sequence, each seeing the earlier ones (runtime.exec renders them). */
 export const agentTurn = agenticFunction(

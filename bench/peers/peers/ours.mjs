@@ -1,6 +1,7 @@
 // OpenProgram (this project): sessionContext + agenticFunction + runtime.exec
 // over the git store. One durability: every reply is durable (the write-ahead log fdatasynced) before the
 // call goes on, and the turn's end is durable before sessionContext returns (its git commit, like git's own, is not fsynced).
+import { isAbsolute } from "node:path";
 import { core } from "../lib/workspace.mjs";
 
 /**
@@ -27,13 +28,34 @@ export function oursVariants() {
       resumes: false,
       open: (options) => openOurs({ ...options, commit: false }),
     },
+    {
+      id: "openprogram-alt",
+      peer: "ours from another build (PEER_BENCH_ALT_DIST), for an A/B of two builds in one run",
+      durability: "equal",
+      setting: "as openprogram, with the core loaded from PEER_BENCH_ALT_DIST",
+      optIn: true,
+      resumes: false,
+      open: (options) => openOurs({ ...options, dist: altDist() }),
+    },
   ];
 }
 
-async function openOurs({ baseUrl, dir, commit = true }) {
+/** The other build the openprogram-alt variant runs: a checkout's built `packages/session-context/dist`. */
+function altDist() {
+  const dist = process.env.PEER_BENCH_ALT_DIST;
+  if (!dist || !isAbsolute(dist))
+    throw new Error(
+      "openprogram-alt needs PEER_BENCH_ALT_DIST: the absolute path of another checkout's built packages/session-context/dist",
+    );
+  return dist;
+}
+
+async function openOurs({ baseUrl, dir, commit = true, dist }) {
   process.env.OPENPROGRAM_HOME ??= dir;
-  const { SessionDB, createRuntime, sessionContext, resumeTurn } = await core();
-  const { agentTurn, AGENT_TURN_REF, agentToolTurn, AGENT_TOOL_TURN_REF } = await import("./ours-program.mjs");
+  const { SessionDB, createRuntime, sessionContext, resumeTurn } = await core(dist);
+  // Another build gets its own instance of the program module, bound to that build's agenticFunction.
+  const program = dist ? `./ours-program.mjs?dist=${encodeURIComponent(dist)}` : "./ours-program.mjs";
+  const { agentTurn, AGENT_TURN_REF, agentToolTurn, AGENT_TOOL_TURN_REF } = await import(program);
   const db = new SessionDB({ root: dir });
   if (!commit) skipTurnCommits(db);
   const runtime = createRuntime({ provider: "openai", baseUrl, apiKey: "bench", model: "fake-model" });

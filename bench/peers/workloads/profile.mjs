@@ -4,7 +4,7 @@
 // place (this project's folder under dist/, a node: module, a dependency, or a
 // native binding by name). Off-CPU waits (fsync in libuv's threads, the model's
 // reply) show as (idle); the fsync workload's strace -w gives their wall time.
-import { readFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadavg } from "node:os";
 import { scratchFolder } from "../lib/environment.mjs";
@@ -49,7 +49,7 @@ export function summariseProfile(profile) {
 }
 
 /** Profiles `turns` turns of each variant (after `warm`), one child each. */
-export async function runProfileWorkload({ variants, server, warm, turns, log }) {
+export async function runProfileWorkload({ variants, server, warm, turns, keep, log }) {
   const rows = [];
   for (const variant of variants) {
     const dir = scratchFolder(`profile-${variant.id}`);
@@ -64,6 +64,11 @@ export async function runProfileWorkload({ variants, server, warm, turns, log })
         env,
       });
       const summary = summariseProfile(JSON.parse(readFileSync(file, "utf8")));
+      // Kept for a closer look (DevTools, or a caller breakdown) when asked: the scratch copy goes with its folder.
+      if (keep) {
+        mkdirSync(keep, { recursive: true });
+        copyFileSync(file, join(keep, `${variant.id}-${turns}-turns.cpuprofile`));
+      }
       rows.push({
         id: variant.id,
         turns,

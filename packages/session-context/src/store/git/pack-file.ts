@@ -137,13 +137,17 @@ export function discardPackTemps(temps: PackTemps): void {
 
 /**
  * Writes a pack of these entries into the repository as git does: each file written under a `tmp_` name and
- * renamed, the pack before its index, so git sees a pack only once both are whole (a pack without its index is
- * ignored; a kill leaves at most `tmp_` files, which git gc removes). Not fsynced unless `durable` (the pack
- * merge's), as git does not fsync objects by default: the node files are the durable record, the commit is made
- * again from them after a crash. Each creation, fsync and rename runs on libuv's thread pool (a creation and a
- * rename wait on the file system's journal: see createOffThread), so the event loop serves other sessions
- * meanwhile. `temps`, made ahead by createPackTemps, are used (and consumed, whatever happens) instead of new ones.
- * Returns the pack's name (`pack-<checksum>`).
+ * renamed, so git sees a pack only once both files are whole. The two renames run at once (one thread-pool round
+ * trip instead of two in a row at every commit): git uses a pack only when both its `.pack` and its `.idx` are
+ * there and ignores either alone (`git fsck` passes; `git count-objects` counts it as garbage), as this store's
+ * readers do (listPacks, readPackedObject), and nothing points at the pack's objects until both are in place (the
+ * index and the ref move after). A kill or a failed rename between them leaves one file alone, as a kill between
+ * two renames in a row did. Not fsynced unless `durable` (the pack merge's), as git does not fsync objects by
+ * default: the node files are the durable record, the commit is made again from them after a crash. Each
+ * creation, fsync and rename runs on libuv's thread pool (a creation and a rename wait on the file system's
+ * journal: see createOffThread), so the event loop serves other sessions meanwhile. `temps`, made ahead by
+ * createPackTemps, are used (and consumed, whatever happens) instead of new ones. Returns the pack's name
+ * (`pack-<checksum>`).
  */
 export async function writePack(
   gitDir: string,
@@ -155,23 +159,38 @@ export async function writePack(
   const durable = options.durable === true;
   const temps = options.temps ?? (await createPackTemps(gitDir));
   try {
-    // Both written at once (an fsync, when durable, waits on the disk); renamed one after the other, the pack first.
+    // Both written at once (an fsync, when durable, waits on the disk), then both renamed at once.
     const written = await Promise.allSettled([
       fillTemp(temps.pack.fd, pack, durable),
       fillTemp(temps.index.fd, index, durable),
     ]);
     const failed = written.find((outcome) => outcome.status === "rejected");
     if (failed) throw failed.reason;
-    // Over a pack already there (the same objects, by its checksum) the rename changes nothing a reader could see.
-    await renameOffThread(temps.pack.path, join(folder, `${name}.pack`));
   } catch (error) {
     unlinkQuietly(temps.pack.path);
     unlinkQuietly(temps.index.path);
     throw error;
   }
-  await renameOffThread(temps.index.path, join(folder, `${name}.idx`));
+  await renameBoth(temps, join(folder, name));
   if (durable) await syncDirectory(folder);
   return name;
+}
+
+/**
+ * Renames a pack's two temp files over `<base>.pack` and `<base>.idx` at once. When one fails its temp is removed
+ * and the other stays, alone, as a kill between them leaves it (git and this store's readers ignore it): the
+ * other may be a file of the same name that was there before (the same objects, by the pack's checksum), which
+ * removing would take from commits that use it.
+ */
+async function renameBoth(temps: PackTemps, base: string): Promise<void> {
+  const [pack, index] = await Promise.allSettled([
+    renameOffThread(temps.pack.path, `${base}.pack`),
+    renameOffThread(temps.index.path, `${base}.idx`),
+  ]);
+  if (pack.status === "rejected") unlinkQuietly(temps.pack.path);
+  if (index.status === "rejected") unlinkQuietly(temps.index.path);
+  if (pack.status === "rejected") throw pack.reason;
+  if (index.status === "rejected") throw index.reason;
 }
 
 /** A new temp file in `folder`, created on the thread pool; `folder` is made when missing. */

@@ -26,6 +26,7 @@ export default defineConfig(({ mode }) =>
       "test/grouped-writes.test.ts",
       "test/lease-lock.test.ts",
       "test/node-batches.test.ts",
+      "test/rename-files-in-place.test.ts",
     ],
     mode,
   }),

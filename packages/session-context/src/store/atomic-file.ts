@@ -123,18 +123,30 @@ export async function renameFilesInPlace(
   let current = files[0]?.path ?? "";
   try {
     for (const file of files) {
-      current = file.path;
       const spare = takeSpare();
-      const entry = {
+      staged.push({
         path: file.path,
         temporary: spare?.path ?? tempPathFor(file.path),
         fd: spare?.fd ?? null,
         renamed: false,
-      };
-      staged.push(entry);
-      entry.fd ??= await createOffThread(entry.temporary);
-      if (file.data.length <= SYNC_WRITE_LIMIT) writeFileSync(entry.fd, file.data);
-      else await writeOnPool(entry.fd, file.data);
+      });
+    }
+    // The temp files no spare stood in for are created at once: one wait on the pool for all of them.
+    const created = await Promise.allSettled(
+      staged.map(async (entry) => {
+        entry.fd ??= await createOffThread(entry.temporary);
+      }),
+    );
+    const failed = created.findIndex((outcome) => outcome.status === "rejected");
+    if (failed >= 0) {
+      current = staged[failed]?.path ?? current;
+      throw (created[failed] as PromiseRejectedResult).reason;
+    }
+    for (const [index, file] of files.entries()) {
+      current = file.path;
+      const fd = staged[index]?.fd as number;
+      if (file.data.length <= SYNC_WRITE_LIMIT) writeFileSync(fd, file.data);
+      else await writeOnPool(fd, file.data);
     }
     if (syncData) await Promise.all(staged.map((entry) => fsyncDescriptor(entry.fd as number)));
     for (const entry of staged) {

@@ -5,8 +5,8 @@ import { isAbsolute } from "node:path";
 import { core } from "../lib/workspace.mjs";
 
 /**
- * This project's variant (its store has no weaker setting), and an opt-in bound: the same without the turn's git
- * commit, to measure in the same run what the commit costs (named with --peers only).
+ * This project's variant (its store has no weaker setting), and two opt-in ones, named with --peers only: a bound
+ * without the turn's git commit (what the commit costs, in the same run) and another build of the core (an A/B).
  */
 export function oursVariants() {
   return [

@@ -5,11 +5,13 @@ import type { ActiveContext } from "../context/types.js";
 import { CancelledError, isCancellation, ProviderError, serializeError, toOpenProgramError } from "../errors.js";
 import { mintNodeId } from "../ids.js";
 import type { ModelProvider, ModelRequest, ModelResponse } from "../providers/types.js";
-import type { NodeUpdateWrite } from "../store/types.js";
+import type { AppendOptions } from "../store/types.js";
+import type { ReplyRecord } from "../tools/reply-write.js";
 import { endChatSpan, failSpan, parentContextOf, startChatSpan } from "../telemetry/spans.js";
 import type { CompactionPort } from "./compaction-port.js";
 import { windowedPrompt, type PromptRecord } from "./prompt-record.js";
 import { RequestAttempts, type RetrySettings } from "./request-attempts.js";
+import { RunningNode } from "./running-node.js";
 import { StreamedReply } from "./streamed-reply.js";
 
 /** What one model call is made with: the runtime's provider and compaction port, and the request a prompt becomes. */
@@ -34,7 +36,8 @@ interface OverflowRetry {
 
 /**
  * One model request and its llm node, in steps a loop can reuse: `open`
- * starts writing the running node while the request goes out, `send` calls
+ * starts writing the running node while the request goes out (inside an
+ * agentic function, after RUNNING_NODE_DELAY_MS: running-node.ts), `send` calls
  * the provider (streaming deltas; one compaction and retry on a context-length
  * refusal), then `complete` or `fail` records the outcome on the node.
  */
@@ -48,7 +51,7 @@ export class ModelCall {
   private readonly reply: StreamedReply;
   /** Aborts the request when writing the running node failed. */
   private readonly stopRequest = new AbortController();
-  private appended: Promise<void> = Promise.resolve();
+  private running: RunningNode | null = null;
   private replied = false;
   private overflowRetry: OverflowRetry | null = null;
 
@@ -95,36 +98,37 @@ export class ModelCall {
       throw new CancelledError(signal.reason);
     }
     const call = new ModelCall(context, setup, record, callId, signal);
-    call.appended = before
-      .then(() =>
-        context.writer.append(
-          {
-            id: call.nodeId,
-            role: "llm",
-            name: call.request.model,
-            output: null,
-            caller: callId ?? "",
-            reads: record.prompt.reads,
-            metadata: { status: "running", ...withoutDuration(call.metadata()) },
-          },
-          // A top-level reply hangs on the head; the head moves to it only when it completes. Its folder's fsync is
-          // not waited for: a power cut that loses this node leaves the request to be sent again, as does one that
-          // finds it running.
-          callId === null
-            ? { atHead: true, rootMarker: null, moveHead: false, deferNameSync: true }
-            : { deferNameSync: true },
-        ),
-      )
-      .then(
-        () => call.reply.start(),
-        (error: unknown) => {
-          call.stopRequest.abort(error);
-          throw error;
-        },
-      );
-    call.appended.catch(() => undefined); // awaited by the later steps; this only marks it handled meanwhile
+    // A top-level reply hangs on the head; the head moves to it only when it completes. Its folder's fsync is not
+    // waited for: a power cut that loses this node leaves the request to be sent again, as does one that finds it
+    // running.
+    const appendOptions: AppendOptions =
+      callId === null
+        ? { atHead: true, rootMarker: null, moveHead: false, deferNameSync: true }
+        : { deferNameSync: true };
+    call.running = new RunningNode(
+      context.writer,
+      {
+        id: call.nodeId,
+        role: "llm",
+        name: call.request.model,
+        output: null,
+        caller: callId ?? "",
+        reads: record.prompt.reads,
+        metadata: { status: "running", ...withoutDuration(call.metadata()) },
+      },
+      appendOptions,
+      { written: () => call.reply.start(), failed: (error) => call.stopRequest.abort(error) },
+    );
+    // A chat's reply is written at once (where it hangs depends on the head as the request goes out); a call inside
+    // an agentic function only if its reply is not there first.
+    call.running.begin(before, callId !== null);
     record.slot?.fill(call.nodeId);
     return call;
+  }
+
+  /** The running node (set by `open`, the only way to make a call). */
+  private get node(): RunningNode {
+    return this.running as RunningNode;
   }
 
   /**
@@ -153,6 +157,8 @@ export class ModelCall {
         if (await this.recoverFromOverflow(error)) continue;
         const next = attempts.next(error, this.reply.text !== "");
         if ("fail" in next) throw next.fail;
+        // A retry is reported against the node: listeners and other processes see it running first.
+        await this.node.writeNow();
         this.span.addEvent("retry", { attempt: next.retry.attempt, delay_ms: next.retry.delayMs });
         this.context.emit({ type: "retry", sessionId: this.context.sessionId, nodeId: this.nodeId, ...next.retry });
         try {
@@ -170,7 +176,7 @@ export class ModelCall {
     // Once only; never after text arrived, a cancellation, or while replaying (a resumed turn sends what it recorded).
     if (this.overflowRetry || this.reply.text !== "" || this.signal.aborted || this.record.slot) return false;
     if (!this.setup.compactor) return false;
-    await this.appended;
+    await this.node.settled();
     const summaryId = await this.setup.compactor.recover(
       this.context,
       windowedPrompt(this.record),
@@ -187,23 +193,21 @@ export class ModelCall {
 
   /** Step 3: the reply is recorded on the node (a top-level reply becomes the head). */
   async complete(response: ModelResponse, extra: Record<string, unknown> = {}): Promise<void> {
-    const write = await this.completion(response, extra);
-    await this.context.writer.update(write.nodeId, write.patch, write.options);
+    const record = await this.completion(response, extra);
+    await this.context.writer.writeNodes([record.write], [record.announce]);
   }
 
   /**
    * Step 3 without the write: the update that records the reply, for a caller that writes it together with the
    * nodes that follow it at once (a reply's tool calls, with their first tool's node: ReplyWrite).
    */
-  async completion(response: ModelResponse, extra: Record<string, unknown> = {}): Promise<NodeUpdateWrite> {
-    await this.appended;
+  async completion(response: ModelResponse, extra: Record<string, unknown> = {}): Promise<ReplyRecord> {
+    await this.node.settled();
     if (this.reply.finish(response.text) === null) {
       throw new ProviderError(this.setup.provider.name, null, "the final reply differs from the text it streamed");
     }
-    return {
-      op: "update",
-      nodeId: this.nodeId,
-      patch: {
+    return this.outcome(
+      {
         output: response.text,
         ...(this.overflowRetry ? { reads: this.record.prompt.reads } : {}),
         metadata: {
@@ -217,26 +221,50 @@ export class ModelCall {
       },
       // A reply that asked for tools is followed at once by their nodes, whose writes wait for this one's name too
       // (an idempotent tool's running node aside: a power cut then may send the request again).
-      options: { advanceHead: this.callId === null, deferNameSync: Array.isArray(extra.tool_calls) },
+      { advanceHead: this.callId === null, deferNameSync: Array.isArray(extra.tool_calls) },
+    );
+  }
+
+  /**
+   * The write recording the call's outcome: an update of its running node, or, when that node was never written,
+   * the node appended whole as drafted with the outcome in it (announced as its append and then its update).
+   */
+  private outcome(
+    patch: { output: string | null; metadata: Record<string, unknown>; reads?: string[] },
+    options: { advanceHead?: boolean; deferNameSync?: boolean },
+  ): ReplyRecord {
+    const announce = this.node.skip();
+    if (!announce) return { write: { op: "update", nodeId: this.nodeId, patch, options } };
+    return {
+      write: {
+        op: "append",
+        draft: { ...this.node.draft, ...patch },
+        options: options.deferNameSync ? { deferNameSync: true } : {},
+      },
+      announce,
     };
   }
 
   /** Step 3, when anything above failed: the node records the failure (or cancellation); returns the error to throw. */
   async fail(error: unknown): Promise<Error> {
-    await this.appended; // a failed write of the running node is the error to report (nothing to update)
+    await this.node.settled(); // a failed write of the running node is the error to report (nothing to update)
     const cancelled = this.signal.aborted || isCancellation(error);
     const failure = cancelled ? new CancelledError(this.signal.reason) : toOpenProgramError(error);
     if (!this.replied) failSpan(this.span, failure, { cancelled });
-    await this.context.writer.update(this.nodeId, {
-      output: null,
-      metadata: {
-        status: cancelled ? "cancelled" : "failed",
-        ...this.metadata(),
-        ...(this.overflowRetry ? { compaction_retry: this.overflowRetry } : {}),
-        error: serializeError(failure),
-        partial_output: this.reply.text,
+    const record = this.outcome(
+      {
+        output: null,
+        metadata: {
+          status: cancelled ? "cancelled" : "failed",
+          ...this.metadata(),
+          ...(this.overflowRetry ? { compaction_retry: this.overflowRetry } : {}),
+          error: serializeError(failure),
+          partial_output: this.reply.text,
+        },
       },
-    });
+      {},
+    );
+    await this.context.writer.writeNodes([record.write], [record.announce]);
     return failure;
   }
 

@@ -38,11 +38,23 @@ export class SessionNodeWriter {
     return node;
   }
 
-  /** Appends and updates several nodes as one write, in order (see StoreInternals.writeNodes). */
-  async writeNodes(writes: readonly NodeWrite[]): Promise<SessionNode[]> {
+  /**
+   * Appends and updates several nodes as one write, in order (see StoreInternals.writeNodes). `announce[i]`, when
+   * given, tells the listener about the i-th node instead of the usual one report (a reply written once, completed,
+   * is reported as its running append and then its update: ModelCall).
+   */
+  async writeNodes(
+    writes: readonly NodeWrite[],
+    announce: ReadonlyArray<((node: SessionNode, listener: NodeWriteListener) => void) | undefined> = [],
+  ): Promise<SessionNode[]> {
     await this.hooks.beforeWrite?.();
     const nodes = await storeInternals(this.db).writeNodes(this.sessionId, writes);
-    nodes.forEach((node, index) => this.hooks.afterWrite?.(writes[index]?.op ?? "update", node));
+    const listener: NodeWriteListener = (op, node) => this.hooks.afterWrite?.(op, node);
+    nodes.forEach((node, index) => {
+      const own = announce[index];
+      if (own) own(node, listener);
+      else listener(writes[index]?.op ?? "update", node);
+    });
     return nodes;
   }
 

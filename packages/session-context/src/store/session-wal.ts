@@ -1,4 +1,4 @@
-import { closeSync, constants, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
+import { closeSync, constants, fdatasync, fdatasyncSync, ftruncateSync, openSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { crc32 } from "node:zlib";
 import {
@@ -65,10 +65,9 @@ export function encodeWalRecords(records: readonly WalRecord[]): Buffer {
 
 /**
  * Appends the records in one write(2) (O_APPEND: a short write of another process never interleaves) and,
- * with `sync`, fdatasyncs the log on libuv's thread pool before resolving. Resolves to the log's size after
- * the append.
+ * with `sync`, fdatasyncs the log on libuv's thread pool before resolving.
  */
-export async function appendWal(walPath: string, records: readonly WalRecord[], sync: boolean): Promise<number> {
+export async function appendWal(walPath: string, records: readonly WalRecord[], sync: boolean): Promise<void> {
   const bytes = encodeWalRecords(records);
   const fd = openSync(walPath, APPEND_NO_FOLLOW, FILE_MODE);
   try {
@@ -77,7 +76,6 @@ export async function appendWal(walPath: string, records: readonly WalRecord[], 
     else for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
     if (sync)
       await new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
-    return fstatSync(fd).size;
   } finally {
     closeSync(fd);
   }

@@ -302,7 +302,7 @@ export class HistoryFiles {
     }
     writes.forEach(({ node, fileName }, index) => {
       const text = texts[index] as string;
-      this.remember(state, fileName, freezeNode(node), text.length, crc32(Buffer.from(text, "utf8")));
+      this.remember(state, fileName, freezeNode(node), text.length, crc32(text));
       state.changed?.add(fileName);
     });
     this.evictIdle();
@@ -505,7 +505,7 @@ export class HistoryFiles {
       state.bySeq.delete(previous.seq);
       state.usage?.touch(previous.seq);
     }
-    this.remember(state, fileName, freezeNode(node), raw.length, crc32(Buffer.from(raw, "utf8")));
+    this.remember(state, fileName, freezeNode(node), raw.length, crc32(raw));
   }
 
   private recordProblem(state: HistoryState, fileName: string, problem: HistoryProblem): void {

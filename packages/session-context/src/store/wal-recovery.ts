@@ -65,8 +65,7 @@ export function planWalRestore(
     if (disk === null) {
       if (created) plan.push({ rel, reason: "missing", data: latest });
     } else if (tornByCut(disk, latest)) plan.push({ rel, reason: "torn", data: latest });
-    else if (texts.has(disk) || replaced.has(crc32(Buffer.from(disk, "utf8"))))
-      plan.push({ rel, reason: "older", data: latest });
+    else if (texts.has(disk) || replaced.has(crc32(disk))) plan.push({ rel, reason: "older", data: latest });
   }
   return plan;
 }

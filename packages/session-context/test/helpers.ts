@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
-import type { SessionDB } from "../src/index.js";
+import { agenticFunction, type ExecOptions, type SessionDB } from "../src/index.js";
 
 /** Runs a TypeScript file in a real child Node process (through tsx) and resolves with its output. */
 export function runTsChild(
@@ -65,3 +65,9 @@ export function assertHealthy(dir: string): void {
   plainGit(dir, "add", "-A");
   expect(plainGit(dir, "write-tree")).toBe(plainGit(dir, "rev-parse", "HEAD^{tree}"));
 }
+
+/** An agentic function with one exec ("Say hi") made with the options a test gives (retries, running nodes). */
+export const askBriefly = agenticFunction(
+  { name: "ask", doc: "Answer briefly." },
+  async ({ options }: { options: ExecOptions }, { runtime }) => runtime.exec("Say hi", options),
+);

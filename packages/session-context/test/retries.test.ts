@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
-  agenticFunction,
   InvalidInputError,
   ModelTimeoutError,
   ProviderError,
@@ -19,6 +18,7 @@ import {
   type FakeReply,
   type TempStore,
 } from "../src/testing/index.js";
+import { askBriefly } from "./helpers.js";
 
 let store: TempStore;
 let server: FakeProviderServer | undefined;
@@ -30,11 +30,6 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-
-const ask = agenticFunction(
-  { name: "ask", doc: "Answer briefly." },
-  async ({ options }: { options: ExecOptions }, { runtime }) => runtime.exec("Say hi", options),
-);
 
 /** Runs one exec against a fresh server answering `replies` in turn (the last one again after). */
 async function run(
@@ -57,7 +52,7 @@ async function run(
   let sessionId = "";
   const result = await sessionContext({ db: store.db, runtime, onEvent: (event) => events.push(event) }, (session) => {
     sessionId = session.sessionId;
-    return ask({ options });
+    return askBriefly({ options });
   }).catch((error: unknown) => error as Error);
   // A session that recorded nothing (options refused up front) was never created.
   const nodes = await store.db.loadNodes(sessionId).catch(() => []);

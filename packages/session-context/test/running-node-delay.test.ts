@@ -6,7 +6,6 @@
 import { readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
-  agenticFunction,
   chat,
   ProviderError,
   sessionContext,
@@ -27,6 +26,7 @@ import {
   type FakeReply,
   type TempStore,
 } from "../src/testing/index.js";
+import { askBriefly } from "./helpers.js";
 
 let store: TempStore;
 let server: FakeProviderServer | undefined;
@@ -39,11 +39,6 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-
-const ask = agenticFunction(
-  { name: "ask", doc: "Answer briefly." },
-  async ({ options }: { options: ExecOptions }, { runtime }) => runtime.exec("Say hi", options),
-);
 
 interface Run {
   result: unknown;
@@ -82,7 +77,9 @@ function llmEvents(events: readonly SessionEvent[], nodeId: string): string[] {
 describe("a model call's running node inside an agentic function", () => {
   it("is never written when the reply comes first: one write, completed, and the usual events", async () => {
     runningNodeDelay.ms = 60_000;
-    const { result, events, llm, llmWrites } = await run([{ chunks: ["Hel", "lo"] }], (options) => ask({ options }));
+    const { result, events, llm, llmWrites } = await run([{ chunks: ["Hel", "lo"] }], (options) =>
+      askBriefly({ options }),
+    );
     expect(result).toBe("Hello");
     expect(llmWrites).toBe(1);
     expect(llm.metadata).toMatchObject({ status: "completed", provider: "openai" });
@@ -111,7 +108,7 @@ describe("a model call's running node inside an agentic function", () => {
     let sessionId = "";
     const running = sessionContext({ db: store.db, runtime, signal: stop.signal }, (session) => {
       sessionId = session.sessionId;
-      return ask({ options: {} });
+      return askBriefly({ options: {} });
     }).catch((error: unknown) => error);
     // What another process sees while the request waits.
     const other = new SessionDB({ root: store.root });
@@ -132,7 +129,7 @@ describe("a model call's running node inside an agentic function", () => {
   it("is appended whole, failed, when the request fails first, with the same events", async () => {
     runningNodeDelay.ms = 60_000;
     const { result, events, llm, llmWrites } = await run([{ status: 400, message: "bad request" }], (options) =>
-      ask({ options }),
+      askBriefly({ options }),
     );
     expect(result).toBeInstanceOf(ProviderError);
     expect(llmWrites).toBe(1);
@@ -144,7 +141,7 @@ describe("a model call's running node inside an agentic function", () => {
     runningNodeDelay.ms = 60_000;
     const { result, events, llm, llmWrites } = await run(
       [{ status: 429, message: "slow down", retryAfter: "0" }, "hi"],
-      (options) => ask({ options }),
+      (options) => askBriefly({ options }),
     );
     expect(result).toBe("hi");
     expect(llmWrites).toBe(2);

@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
+  CancelledError,
   chat,
   ProviderError,
   sessionContext,
@@ -124,6 +125,50 @@ describe("a model call's running node inside an agentic function", () => {
     expect(llm?.metadata.status).toBe("cancelled");
     const journal = readFileSync(storeInternals(store.db).paths(sessionId).journal, "utf8").split("\n");
     expect(journal.filter((line) => line === nodeFileName(llm?.seq ?? 0, "llm", llm?.id ?? "")).length).toBe(2);
+  });
+
+  it("is appended whole, cancelled, when the call is stopped first, with the same events", async () => {
+    runningNodeDelay.ms = 60_000;
+    server = await startFakeOpenAIServer(() => ({ delayMs: 600_000, reply: "never" }));
+    const runtime = createRuntime({ provider: "openai", apiKey: "k", baseUrl: server.baseUrl, model: "m" });
+    const stop = new AbortController();
+    const events: SessionEvent[] = [];
+    let sessionId = "";
+    const running = sessionContext(
+      { db: store.db, runtime, signal: stop.signal, onEvent: (event) => events.push(event) },
+      (session) => {
+        sessionId = session.sessionId;
+        return askBriefly({ options: {} });
+      },
+    ).catch((error: unknown) => error);
+    await waitFor(() => server?.requests.length === 1, "the request to reach the server");
+    stop.abort();
+    expect(await running).toBeInstanceOf(CancelledError);
+    const llm = (await store.db.loadNodes(sessionId)).find((node) => node.role === "llm") as SessionNode;
+    expect(llm.metadata.status).toBe("cancelled");
+    const journal = readFileSync(storeInternals(store.db).paths(sessionId).journal, "utf8").split("\n");
+    expect(journal.filter((line) => line === nodeFileName(llm.seq, "llm", llm.id))).toHaveLength(1);
+    expect(llmEvents(events, llm.id)).toEqual(["append:running:null", "update:cancelled:null"]);
+  });
+
+  it("that cannot be written when its delay ends stops the request: the call fails with the write's error", async () => {
+    runningNodeDelay.ms = 5;
+    // A reply that never comes in the test's time: the call ends only because its request is stopped.
+    server = await startFakeOpenAIServer(() => ({ delayMs: 600_000, reply: "Too late." }));
+    const runtime = createRuntime({ provider: "openai", apiKey: "k", baseUrl: server.baseUrl, model: "m" });
+    const db = store.db as unknown as { appendNode: (...args: unknown[]) => Promise<SessionNode> };
+    const append = db.appendNode.bind(db);
+    db.appendNode = async (...args: unknown[]) => {
+      if ((args[1] as { role?: string }).role === "llm") throw new Error("the disk refused the llm node");
+      return append(...args);
+    };
+    let sessionId = "";
+    const result = await sessionContext({ db: store.db, runtime }, (session) => {
+      sessionId = session.sessionId;
+      return askBriefly({ options: {} });
+    }).catch((error: unknown) => error);
+    expect((result as Error).message).toMatch(/the disk refused the llm node/);
+    expect((await store.db.loadNodes(sessionId)).filter((node) => node.role === "llm")).toEqual([]);
   });
 
   it("is appended whole, failed, when the request fails first, with the same events", async () => {

@@ -51,7 +51,8 @@ export class ModelCall {
   private readonly reply: StreamedReply;
   /** Aborts the request when writing the running node failed. */
   private readonly stopRequest = new AbortController();
-  private running: RunningNode | null = null;
+  /** Its llm node's running state (made by `open`, the only way to make a call). */
+  private node!: RunningNode;
   private replied = false;
   private overflowRetry: OverflowRetry | null = null;
 
@@ -105,7 +106,7 @@ export class ModelCall {
       callId === null
         ? { atHead: true, rootMarker: null, moveHead: false, deferNameSync: true }
         : { deferNameSync: true };
-    call.running = new RunningNode(
+    call.node = new RunningNode(
       context.writer,
       {
         id: call.nodeId,
@@ -121,14 +122,9 @@ export class ModelCall {
     );
     // A chat's reply is written at once (where it hangs depends on the head as the request goes out); a call inside
     // an agentic function only if its reply is not there first.
-    call.running.begin(before, callId !== null);
+    call.node.begin(before, callId !== null);
     record.slot?.fill(call.nodeId);
     return call;
-  }
-
-  /** The running node (set by `open`, the only way to make a call). */
-  private get node(): RunningNode {
-    return this.running as RunningNode;
   }
 
   /**

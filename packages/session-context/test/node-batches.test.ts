@@ -3,12 +3,14 @@
 // its name's sync). The tool loop writes a reply that asked for tools with its first tool's running node this way
 // (tools/reply-write.ts). Observed through node:fs itself: every call still reaches the real file system.
 import type * as NodeFs from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { agenticFunction, sessionContext, tool } from "../src/index.js";
+import { agenticFunction, sessionContext, tool, type SessionNode } from "../src/index.js";
 import { SessionDB } from "../src/entries/store.js";
 import { InvalidNodeError, NodeNotFoundError } from "../src/errors.js";
 import { runningNodeDelay, RUNNING_NODE_DELAY_MS } from "../src/runtime/running-node.js";
+import { heldFileDelay, HELD_FILE_DELAY_MS } from "../src/store/held-files.js";
 import { storeInternals } from "../src/store/internal.js";
 import { readWal } from "../src/store/session-wal.js";
 import { createTempStore, scriptedRuntime, type TempStore } from "../src/testing/index.js";
@@ -136,13 +138,13 @@ describe("writeNodes", () => {
 });
 
 describe("a tool loop's reply and its first tool's node", () => {
-  it("are on disk, in one write, before the tool runs", async () => {
+  it("are logged in one write before the tool runs, the reply in place and the tool's file held", async () => {
     await db.endTurn("s", "turn_a", { status: "idle" });
     const { runtime } = scriptedRuntime([
       { reply: "Looking it up.", toolCalls: [{ id: "call_1", name: "lookup", arguments: { key: "a" } }] },
       "It is 1.",
     ]);
-    const seenByTool: Array<{ replyStatus: unknown; toolCalls: unknown; toolStatus: unknown }> = [];
+    const seenByTool: Array<{ replyStatus: unknown; toolCalls: unknown; toolStatus: unknown; logged: unknown }> = [];
     const lookup = tool({
       name: "lookup",
       description: "Looks a key up.",
@@ -152,10 +154,16 @@ describe("a tool loop's reply and its first tool's node", () => {
         const nodes = await new SessionDB({ root: store.root }).loadNodes("s");
         const reply = nodes.find((node) => node.role === "llm");
         const code = nodes.find((node) => node.role === "code" && node.name === "lookup");
+        // What a crash now would leave: the log's recovery puts the file in place from this record.
+        const logged = readWal(join(store.root, "s", ".state", "wal"))
+          .filter((record) => record.rel.startsWith("history/"))
+          .map((record) => JSON.parse(record.data) as SessionNode)
+          .find((node) => node.name === "lookup");
         seenByTool.push({
           replyStatus: reply?.metadata.status,
           toolCalls: reply?.metadata.tool_calls,
           toolStatus: code?.metadata.status,
+          logged: logged?.metadata.status,
         });
         return 1;
       },
@@ -165,8 +173,10 @@ describe("a tool loop's reply and its first tool's node", () => {
     );
     let cost = { fsyncs: 0, walOpens: 0, journalOpens: 0 };
     const before = { ...seen };
-    // The replies come at once: pinned so that neither running node is written, however slow the machine.
+    // The replies come at once: pinned so that neither running node is written, nor the tool's held file put in
+    // place on its own, however slow the machine.
     runningNodeDelay.ms = 60_000;
+    heldFileDelay.ms = 60_000;
     try {
       await sessionContext({ db, runtime, sessionId: "s" }, async () => {
         expect(await answer({})).toBe("It is 1.");
@@ -178,14 +188,20 @@ describe("a tool loop's reply and its first tool's node", () => {
       });
     } finally {
       runningNodeDelay.ms = RUNNING_NODE_DELAY_MS;
+      heldFileDelay.ms = HELD_FILE_DELAY_MS;
     }
     expect(seenByTool).toEqual([
       {
         replyStatus: "completed",
         toolCalls: [{ id: "call_1", name: "lookup", arguments: '{"key":"a"}' }],
-        toolStatus: "running",
+        toolStatus: undefined,
+        logged: "running",
       },
     ]);
+    const lookupNode = (await new SessionDB({ root: store.root }).loadNodes("s")).find(
+      (node) => node.name === "lookup",
+    );
+    expect(lookupNode?.metadata.status).toBe("completed");
     // The call's node (appended, then updated), two replies (each written once, completed: they came before their
     // running node's delay) and the tool's node (appended, then updated): the first reply and the tool's append are
     // one write, so five writes where there would be six.

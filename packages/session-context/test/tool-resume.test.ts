@@ -5,7 +5,7 @@
 // HTTP server speaking the chat-completions protocol. A tool that finished is
 // never run again and the requests are an uninterrupted run's, byte for byte;
 // an interrupted plain tool runs again only when idempotent.
-import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
@@ -298,6 +298,16 @@ describe("resuming after SIGKILL of the process running the turn", () => {
   it("killed inside a tool that is not idempotent: it is not run again, and the model is told its effect is unknown", async () => {
     const ref = await reference();
     await runKilledChild("in_book", { OPENPROGRAM_TEST_DIE_IN: "book_room" });
+    // Killed at once, its running node's file was still held (AppendOptions.holdFile): the log alone has it, and
+    // the resuming process puts it in place from there before reading the turn.
+    const dir = join(store.root, "in_book");
+    const inPlace = readdirSync(join(dir, "history")).map(
+      (name) => (JSON.parse(readFileSync(join(dir, "history", name), "utf8")) as SessionNode).name,
+    );
+    expect(inPlace).toContain("weather");
+    expect(inPlace).not.toContain("book_room");
+    const logged = readWal(join(dir, ".state", "wal")).map((record) => JSON.parse(record.data) as SessionNode);
+    expect(logged.find((node) => node.name === "book_room")?.metadata).toMatchObject({ status: "running" });
     const result = await resumeHere("in_book");
     expect(executions("in_book")).toEqual(["weather", "book_room", "shout"]);
     // Up to the booking the requests are the uninterrupted run's; the next one carries the interruption.

@@ -100,6 +100,20 @@ export function acquireLockFileSync(lockPath: string, options: LockOptions = {})
 }
 
 /**
+ * One try at the lock, synchronously, a stale lock broken first: the lock, or null at once while a live
+ * process holds it (nothing waits: for a reader that may do without).
+ */
+export function tryLockFileSync(lockPath: string, options: LockOptions = {}): AcquiredLock | null {
+  const staleMs = options.staleMs ?? 120_000;
+  // A second try only matters when the first broke a stale lock.
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const content = tryAcquire(lockPath, staleMs);
+    if (content !== null) return { path: lockPath, content, release: () => release(lockPath) };
+  }
+  return null;
+}
+
+/**
  * tryAcquire with the lock file created on libuv's thread pool: a file creation waits on the file system's
  * journal, which under concurrent turns held the event loop (see createOffThread).
  */

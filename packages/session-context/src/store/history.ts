@@ -1,14 +1,4 @@
-import {
-  closeSync,
-  constants,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readSync,
-  statSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, constants, mkdirSync, openSync, readdirSync, readSync, statSync, writeSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { crc32 } from "node:zlib";
 import { InvalidNodeError, NodeNotFoundError, StoreWriteError } from "../errors.js";
@@ -16,12 +6,11 @@ import { mintNodeId } from "../ids.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import { dumpsPython } from "../json/python-json.js";
 import { DIR_MODE, FILE_MODE, renameFilesInPlace, syncFolders, type FileWrite } from "./atomic-file.js";
-import { appendWal, appendWalSync, committedMarkerOf, markerRecord, readWal, type WalRecord } from "./session-wal.js";
+import { appendWal } from "./session-wal.js";
 import { parseNodeText } from "./node-text.js";
-import { restoreFromCommit } from "./commit-restore.js";
-import { currentBootId } from "./boot-id.js";
+import { HeldFiles } from "./held-files.js";
+import { restoreOnRead } from "./restore-on-read.js";
 import { takeSpare } from "./spare-files.js";
-import { restoreFromWal } from "./wal-recovery.js";
 import { nodeFileName, parseNodeFileName, type SessionPaths } from "./layout.js";
 import { reportStoreProblem } from "./registry.js";
 import type { UsageBucket } from "../usage/usage-buckets.js";
@@ -112,6 +101,8 @@ export class HistoryFiles {
    * durable write or the turn's end (settle) makes them durable; without a log, they are fsynced one by one.
    */
   private readonly unsynced = new Map<string, Set<string>>();
+  /** Node files logged and not yet in place (AppendOptions.holdFile). */
+  readonly held = new HeldFiles();
 
   /** Brings the cached view of the session up to date and returns it. */
   refresh(paths: SessionPaths): HistoryState {
@@ -173,6 +164,7 @@ export class HistoryFiles {
   forget(paths: SessionPaths): void {
     this.drop(paths.history);
     this.unsynced.delete(paths.history);
+    this.held.drop(paths);
   }
 
   /** Bytes of node files the cached views hold (for tests). */
@@ -273,7 +265,7 @@ export class HistoryFiles {
   async writeNodes(
     paths: SessionPaths,
     state: HistoryState,
-    writes: ReadonlyArray<{ node: SessionNode; fileName: string; alongside: readonly FileWrite[] }>,
+    writes: ReadonlyArray<{ node: SessionNode; fileName: string; alongside: readonly FileWrite[]; hold?: boolean }>,
     durable: boolean,
   ): Promise<void> {
     const texts = writes.map(({ node }) => {
@@ -287,26 +279,66 @@ export class HistoryFiles {
     });
     const files: FileWrite[] = [];
     const replaces: Array<number | null | undefined> = [];
-    writes.forEach(({ node, fileName, alongside }, index) => {
-      files.push({ path: join(paths.history, fileName), data: texts[index] as string }, ...alongside);
+    const toHold = new Set<FileWrite>();
+    const nodeFiles = writes.map(({ node, fileName, alongside, hold }, index) => {
+      const file = { path: join(paths.history, fileName), data: texts[index] as string };
+      // Only a file nothing written beside it names (a head in meta.json must name a file in place).
+      if (hold === true && alongside.length === 0) toHold.add(file);
+      files.push(file, ...alongside);
       // The view was refreshed under the session lock just before: the text it holds for the file is the one on
       // disk (a change nobody journaled would have reloaded it), so the write need not read the file back for its CRC.
       replaces.push(state.fileById.get(node.id) === fileName ? state.fileCrc.get(fileName) : null);
       for (let more = 0; more < alongside.length; more++) replaces.push(undefined);
+      return file;
     });
     state.writing++;
+    let held: ReadonlySet<FileWrite>;
     try {
-      await this.writeLogged(paths, files, durable, replaces);
+      held = await this.writeLogged(paths, files, durable, replaces, toHold);
     } finally {
       state.writing--;
     }
+    const placed: string[] = [];
     writes.forEach(({ node, fileName }, index) => {
       const text = texts[index] as string;
       this.remember(state, fileName, freezeNode(node), text.length, crc32(text));
       state.changed?.add(fileName);
+      if (held.has(nodeFiles[index] as FileWrite)) this.held.hold(paths, fileName, text);
+      else {
+        this.held.release(paths, fileName);
+        placed.push(fileName);
+      }
     });
     this.evictIdle();
-    const names = writes.map(({ fileName }) => fileName);
+    this.journal(paths, state, placed);
+  }
+
+  /**
+   * Puts the session's held node files in place (AppendOptions.holdFile): renamed as any node file is, without a
+   * log record of their own (their write logged them) and journaled. Under the session lock.
+   */
+  async placeHeld(paths: SessionPaths): Promise<void> {
+    const texts = [...this.held.of(paths)];
+    if (texts.length === 0) return;
+    const state = this.refresh(paths);
+    state.writing++;
+    try {
+      const files = texts.map(([fileName, data]) => ({ path: join(paths.history, fileName), data }));
+      await renameFilesInPlace(files, false, () => takeSpare(paths));
+    } finally {
+      state.writing--;
+    }
+    for (const [fileName] of texts) this.held.release(paths, fileName);
+    this.journal(
+      paths,
+      state,
+      texts.map(([fileName]) => fileName),
+    );
+  }
+
+  /** Appends the names of files this process just put in place to the session's journal. */
+  private journal(paths: SessionPaths, state: HistoryState, names: readonly string[]): void {
+    if (names.length === 0) return;
     if (appendJournalLines(paths.journal, names)) {
       // Under the session lock nobody else appends to the journal, so our lines are the only growth.
       state.journalOffset += names.reduce((sum, name) => sum + Buffer.byteLength(name) + 1, 0);
@@ -322,7 +354,8 @@ export class HistoryFiles {
    * whole without an fsync of its own, its text appended to `.state/wal`, and with `durable` the log
    * fdatasynced, which makes this write and every logged one before it durable (session-wal.ts). Without
    * `durable` the write survives the process being killed, and a power cut only with the next durable write.
-   * Under the session lock.
+   * Files in `hold` are logged and not renamed (AppendOptions.holdFile); resolves to those left held, none when the
+   * log could not be written (they are then put in place and fsynced with the rest). Under the session lock.
    */
   async writeLogged(
     paths: SessionPaths,
@@ -330,13 +363,16 @@ export class HistoryFiles {
     durable: boolean,
     /** The CRC-32 of the text each file replaces, where the caller knows it (null: a new file); read when undefined. */
     knownReplaces: ReadonlyArray<number | null | undefined> = [],
-  ): Promise<void> {
+    hold: ReadonlySet<FileWrite> = NOTHING_HELD,
+  ): Promise<ReadonlySet<FileWrite>> {
     // What each write replaces, so that recovery knows the old text as ours to roll forward (wal-recovery.ts).
     const replaces = files.map((file, index) => {
       const known = knownReplaces[index];
       return known === undefined ? crcOfFileOrNull(file.path) : known;
     });
-    await renameFilesInPlace(files, false, () => takeSpare(paths));
+    await renameFilesInPlace(hold.size === 0 ? files : files.filter((file) => !hold.has(file)), false, () =>
+      takeSpare(paths),
+    );
     let pending = this.unsynced.get(paths.history);
     if (!pending) this.unsynced.set(paths.history, (pending = new Set()));
     for (const file of files) pending.add(file.path);
@@ -352,14 +388,19 @@ export class HistoryFiles {
       reportStoreProblem(
         `The write-ahead log ${paths.wal} cannot be written (${(error as Error).message}); fsyncing files instead.`,
       );
+      // Nothing holds a file the log does not: in place, then durable with the rest.
+      if (hold.size > 0) await renameFilesInPlace([...hold], false, () => takeSpare(paths));
       await this.syncUnsyncedFiles(paths);
-      return;
+      return NOTHING_HELD;
     }
     if (durable) this.unsynced.delete(paths.history);
+    return hold;
   }
 
   /** fsyncs, file by file and their folders, what was written since the log's last fdatasync. */
   private async syncUnsyncedFiles(paths: SessionPaths): Promise<void> {
+    // Files held earlier are named among them: in place first (the log that held them fails now).
+    await this.placeHeld(paths);
     const pending = this.unsynced.get(paths.history);
     if (!pending) return;
     this.unsynced.delete(paths.history);
@@ -394,24 +435,31 @@ export class HistoryFiles {
    */
   async refreshYielding(paths: SessionPaths): Promise<HistoryState> {
     if (this.states.has(paths.history)) return this.refresh(paths);
-    restoreAfterPowerCut(paths);
+    restoreOnRead(paths);
     const state = this.emptyState(paths);
     const names = readdirSync(paths.history);
     for (let at = 0; at < names.length; at += FILES_PER_SLICE) {
       if (at > 0) await new Promise<void>((resolve) => setImmediate(resolve));
       for (const fileName of names.slice(at, at + FILES_PER_SLICE)) this.loadFile(paths, state, fileName);
     }
+    this.loadHeld(paths, state);
     if (!this.states.has(paths.history)) this.install(paths, state);
     // Whatever was journaled while the slices were read.
     return this.refresh(paths);
   }
 
   private reloadAll(paths: SessionPaths): HistoryState {
-    restoreAfterPowerCut(paths);
+    restoreOnRead(paths);
     const state = this.emptyState(paths);
     for (const fileName of readdirSync(paths.history)) this.loadFile(paths, state, fileName);
+    this.loadHeld(paths, state);
     this.install(paths, state);
     return state;
+  }
+
+  /** The files this store holds (logged, not in place) are part of the session as it reads it. */
+  private loadHeld(paths: SessionPaths, state: HistoryState): void {
+    for (const [fileName, text] of this.held.of(paths)) this.loadText(paths, state, fileName, text);
   }
 
   private install(paths: SessionPaths, state: HistoryState): void {
@@ -493,6 +541,13 @@ export class HistoryFiles {
       if (parsed.seq > state.maxSeq) state.maxSeq = parsed.seq;
       return;
     }
+    this.loadText(paths, state, fileName, raw);
+  }
+
+  private loadText(paths: SessionPaths, state: HistoryState, fileName: string, raw: string): void {
+    const parsed = parseNodeFileName(fileName);
+    if (!parsed) return;
+    const path = join(paths.history, fileName);
     const node = parseNodeText(raw, parsed.seq);
     if (typeof node === "string") {
       this.recordProblem(state, fileName, { path, message: node });
@@ -585,6 +640,8 @@ export function unreadableReason(error: unknown): string {
   return `cannot be read (${code ?? (error as Error).message})`;
 }
 
+const NOTHING_HELD: ReadonlySet<FileWrite> = new Set();
+
 /** Opens for appending, creating it if needed, never through a symbolic link. */
 const APPEND_NO_FOLLOW = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
 
@@ -609,46 +666,6 @@ function crcOfFileOrNull(path: string): number | null {
     return crc32(readRegularFile(path));
   } catch {
     return null;
-  }
-}
-
-/**
- * Before a session's files are read whole: what a power cut took since the log's last checkpoint is put back
- * from it (wal-recovery.ts). One stat when there is no log. A failure is reported and the files read as they are.
- */
-function restoreAfterPowerCut(paths: SessionPaths): void {
-  const wal = lstatSync(paths.wal, { throwIfNoEntry: false });
-  if (!wal?.isFile() || wal.size === 0) return;
-  let records: WalRecord[];
-  try {
-    records = readWal(paths.wal);
-  } catch (error) {
-    reportStoreProblem(`The write-ahead log ${paths.wal} could not be read: ${(error as Error).message}`);
-    return;
-  }
-  try {
-    // Files a checkpoint into the commit left unsynced: a reboot since may have taken them (wal-checkpoint.ts).
-    const marker = committedMarkerOf(records);
-    if (marker && marker.boot !== currentBootId()) {
-      for (const restored of restoreFromCommit(paths, marker.commit))
-        reportStoreProblem(
-          `Restored ${join(paths.dir, restored.rel)} from commit ${marker.commit.slice(0, 12)} (${restored.reason} after a reboot).`,
-        );
-      // What is on disk now survived the reboot: checked once, not at every process's first read.
-      appendWalSync(paths.wal, [markerRecord({ commit: marker.commit, boot: currentBootId() })]);
-    }
-  } catch (error) {
-    reportStoreProblem(
-      `${paths.dir} could not be checked against its last commit after a reboot: ${(error as Error).message}`,
-    );
-  }
-  try {
-    for (const restored of restoreFromWal(paths, records))
-      reportStoreProblem(
-        `Restored ${join(paths.dir, restored.rel)} from the write-ahead log (${restored.reason} after a crash).`,
-      );
-  } catch (error) {
-    reportStoreProblem(`The write-ahead log ${paths.wal} could not be replayed: ${(error as Error).message}`);
   }
 }
 

@@ -41,7 +41,31 @@ const TOUCH_EVERY_MS = 2_000;
 const DEFAULT_STALE_MS = 120_000;
 
 const leases = new Map<string, Lease>();
+/** Lock paths whose lease is not let go while pinned (see pinLease), with how many pins. */
+const pins = new Map<string, number>();
 let exitHookInstalled = false;
+
+/**
+ * Keeps this process's lease on the lock until the returned function is called: it is not let go when another
+ * process wants it, nor when idle, only when the pin is gone (or the process exits). For state the holder must
+ * finish before anyone else may take the lock (a session's held node files, held-files.ts); keep it short.
+ */
+export function pinLease(lockPath: string): () => void {
+  pins.set(lockPath, (pins.get(lockPath) ?? 0) + 1);
+  let unpinned = false;
+  return () => {
+    if (unpinned) return;
+    unpinned = true;
+    const left = (pins.get(lockPath) ?? 1) - 1;
+    if (left > 0) pins.set(lockPath, left);
+    else pins.delete(lockPath);
+  };
+}
+
+/** True while this process holds the lock through its lease (in a section, or idle between sections). */
+export function leaseHeldHere(lockPath: string): boolean {
+  return leases.get(lockPath)?.lock != null;
+}
 
 /** Runs `section` holding the lock at `lockPath`, queued behind this process's other sections on it. */
 export async function withLeasedLock<T>(
@@ -133,6 +157,8 @@ function keepWhileIdle(lease: Lease, idleSince: number): void {
 function letGo(lease: Lease): void {
   if (lease.idleTimer) clearTimeout(lease.idleTimer);
   lease.idleTimer = null;
+  // Pinned: held on, looking again every LEASE_IDLE_MS (the pin is brief).
+  if (pins.has(lease.path) && lease.lock) return keepWhileIdle(lease, Date.now());
   if (lease.lock && stillOurs(lease.lock)) lease.lock.release();
   lease.lock = null;
   // A server touches thousands of sessions; forget the idle ones.

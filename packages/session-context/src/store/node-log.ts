@@ -1,6 +1,8 @@
 import { InvalidNodeError, NodeNotFoundError } from "../errors.js";
 import { nowSeconds } from "../time/now-seconds.js";
+import { heldFileDelay } from "./held-files.js";
 import { historyProblems, orderedNodes } from "./history.js";
+import { reportStoreProblem } from "./registry.js";
 import type { StoreState } from "./store-state.js";
 import { liveTurnLeases } from "./turn-lease.js";
 import type {
@@ -66,13 +68,34 @@ export class NodeLog {
         const alongside = moves
           ? [state.metaWrite(sessionId, readMeta(), { head_id: node.id, updated_at: updatedAt })]
           : [];
-        return { node, fileName, alongside };
+        const hold = write.op === "append" && write.options?.holdFile === true;
+        return { node, fileName, alongside, hold };
       });
       const durable = writes.some((write) => write.options?.deferNameSync !== true);
       await state.history.writeNodes(paths, view, prepared, durable);
       if (movedHead) state.metaStamps.record(paths, updatedAt);
+      if (state.history.held.has(paths)) this.placeHeldSoon(sessionId);
       return prepared.map(({ node }) => node);
     });
+  }
+
+  /**
+   * Puts the session's held files in place HELD_FILE_DELAY_MS from now, unless a write replaced them first (the
+   * usual case: a tool's result). Not unref'd: a process does not exit with a file only its log holds.
+   */
+  private placeHeldSoon(sessionId: string): void {
+    const { state } = this;
+    const paths = state.requirePaths(sessionId);
+    setTimeout(() => {
+      if (!state.history.held.has(paths)) return;
+      state
+        .withSessionLock(sessionId, () => state.history.placeHeld(paths))
+        .catch((error: unknown) =>
+          reportStoreProblem(
+            `Held node files of ${paths.dir} could not be put in place yet (${(error as Error).message}); its log holds them.`,
+          ),
+        );
+    }, heldFileDelay.ms);
   }
 
   /** One write of a batch, prepared against the view: the node, its file, and whether it moves the head. */

@@ -6,6 +6,7 @@ import { DIR_MODE, type FileWrite } from "./atomic-file.js";
 import { HistoryFiles } from "./history.js";
 import { SessionPaths } from "./layout.js";
 import { withLeasedLock } from "./lease-lock.js";
+import { SESSION_LOCK } from "./session-lock.js";
 import { readMetaFile } from "./meta-file.js";
 import { MetaStamps } from "./meta-stamp.js";
 import { registryEntryFromMeta, SessionRegistry } from "./registry.js";
@@ -13,8 +14,6 @@ import { assertSafeToWrite } from "./safe-paths.js";
 import { forgetSpareStock } from "./spare-files.js";
 import type { SessionMeta, SessionRecord } from "./types.js";
 
-/** A session lock's holder touches it every 2 s while it holds it; one untouched this long was left by a killed process. */
-const SESSION_LOCK = { staleMs: 10_000, timeoutMs: 30_000 };
 /** Past this many sessions a per-session memory starts over: each only saves a stat or a check. */
 const MAX_REMEMBERED = 10_000;
 

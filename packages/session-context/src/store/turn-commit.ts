@@ -15,6 +15,8 @@ export class TurnCommit {
     const { state } = this;
     const paths = state.requirePaths(sessionId);
     return state.withSessionLock(sessionId, async () => {
+      // The commit reads the files: a node held in the log only (a tool's running node) goes in place first.
+      await state.history.placeHeld(paths);
       const changed = state.history.changedSinceCommit(paths);
       const sha = await commitAll(paths, message, changed);
       state.history.committed(paths);

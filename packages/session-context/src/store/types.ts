@@ -78,6 +78,14 @@ export interface AppendOptions {
    * recorded next.
    */
   deferNameSync?: boolean;
+  /**
+   * Log the node (durable as the write is) without putting its file in place yet: the session's next write of the
+   * node puts it there, or HELD_FILE_DELAY_MS after this one, or the turn's commit (held-files.ts). For a node
+   * replaced within milliseconds, as a plain tool's `running` node by its result: one file creation and one rename
+   * instead of two each. This process reads the node at once; another process sees it once it is in place, and
+   * after a crash the log's recovery puts it there.
+   */
+  holdFile?: boolean;
 }
 
 /** One write of a batch written at once (the core's writeNodes): an append or an update, with its options. */

@@ -31,8 +31,9 @@ export interface WalRestore {
  * The files a power cut took from the session: for each file the log names, its last logged text, when the
  * file on disk is missing (when a logged write created it), torn (empty, zeros, or the start of that text) or older: a text this log holds, or
  * one that a logged write replaced (a rename the cut undid). A file holding any other text was written by
- * someone else after us (the Python store, the doctor) and is left as it is. Safe without the session lock: a writer renames its file into place before
- * logging it, so a live writer's file is never older than its own last record.
+ * someone else after us (the Python store, the doctor) and is left as it is. Only a plan: a live writer's log may
+ * name files it has not put in place yet (a held file waits for its next write, held-files.ts), so what it finds
+ * is restored only with the session's lock held (restore-on-read.ts, the doctor's --fix).
  */
 export function planWalRestore(
   paths: SessionPaths,

@@ -281,7 +281,8 @@ async function execute(context: ActiveContext, prepared: PreparedCall, run: Tool
       // A tool that is not idempotent runs only once its running node is durable, name and all: a power cut while it
       // runs must not make it look never started. An idempotent one may run again, so it need not wait for the name.
     },
-    { deferNameSync: tool.idempotent },
+    // Its file waits for the result's (HeldFiles): logged, it is durable all the same.
+    { deferNameSync: tool.idempotent, holdFile: true },
   );
   step?.slot?.fill(nodeId);
   const duration = () => ({ duration_seconds: (performance.now() - started) / 1000 });

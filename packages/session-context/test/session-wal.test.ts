@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SessionDB } from "../src/entries/store.js";
 import { SessionPaths } from "../src/store/layout.js";
-import { appendWal, encodeWalRecords, readWal } from "../src/store/session-wal.js";
+import { appendWal, encodeWalRecords, readWal, VOID_MARKER, voidRecord } from "../src/store/session-wal.js";
 import { checkpointWal, planWalRestore, restoreFromWal } from "../src/store/wal-recovery.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 
@@ -62,6 +62,18 @@ describe("the log's records", () => {
       .replace('"a": 3', '"a": 4');
     appendFileSync(paths.wal, flipped);
     expect(readWal(paths.wal)).toEqual([{ rel: "meta.json", data: '{"a": 1}', replaces: null }]);
+  });
+
+  it("leaves out what a void marker takes back: the last record of each file it names, and the marker", async () => {
+    const first = { rel: "history/0000-u-a.json", data: '{"id": "a", "v": 1}', replaces: null };
+    const second = { rel: "history/0000-u-a.json", data: '{"id": "a", "v": 2}', replaces: 1 };
+    const other = { rel: "meta.json", data: "{}", replaces: null };
+    await appendWal(paths.wal, [first, other, second], true);
+    await appendWal(paths.wal, [voidRecord(["history/0000-u-a.json", "history/0009-u-never.json"])], true);
+    expect(readWal(paths.wal)).toEqual([first, other]);
+    // A marker it cannot read takes nothing back.
+    await appendWal(paths.wal, [{ rel: VOID_MARKER, data: "not json", replaces: null }], true);
+    expect(readWal(paths.wal)).toEqual([first, other]);
   });
 
   it("is empty when there is none, and when a symbolic link stands in its place (never followed)", () => {

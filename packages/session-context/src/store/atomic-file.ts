@@ -119,17 +119,31 @@ export async function renameFilesInPlace(
   /** An empty file made ahead, open for writing, on the same file system (spare-files.ts), or null: create one. */
   takeSpare: () => { path: string; fd: number } | null = () => null,
 ): Promise<string[]> {
-  const staged: Array<{ path: string; temporary: string; fd: number | null; renamed: boolean }> = [];
+  return renameStaged(await stageFiles(files, syncData, takeSpare));
+}
+
+/** Files written whole beside their names (stageFiles), to be renamed over them in order (renameStaged). */
+export interface StagedFiles {
+  readonly entries: ReadonlyArray<{ path: string; temporary: string }>;
+  /** How many of them renameStaged has put in place (the first ones). */
+  renamed: number;
+}
+
+/**
+ * Writes each file's data into a temp file beside its name (a spare when `takeSpare` has one), fsynced with
+ * `syncData`, closed; nothing is in place yet. A failure removes the temp files and throws a StoreWriteError.
+ */
+export async function stageFiles(
+  files: readonly FileWrite[],
+  syncData = true,
+  takeSpare: () => { path: string; fd: number } | null = () => null,
+): Promise<StagedFiles> {
+  const staged: Array<{ path: string; temporary: string; fd: number | null }> = [];
   let current = files[0]?.path ?? "";
   try {
     for (const file of files) {
       const spare = takeSpare();
-      staged.push({
-        path: file.path,
-        temporary: spare?.path ?? tempPathFor(file.path),
-        fd: spare?.fd ?? null,
-        renamed: false,
-      });
+      staged.push({ path: file.path, temporary: spare?.path ?? tempPathFor(file.path), fd: spare?.fd ?? null });
     }
     // The temp files no spare stood in for are created at once: one wait on the pool for all of them.
     const created = await Promise.allSettled(
@@ -154,19 +168,32 @@ export async function renameFilesInPlace(
       closeSync(entry.fd as number);
       entry.fd = null;
     }
-    for (const entry of staged) {
-      current = entry.path;
-      await renameOffThread(entry.temporary, entry.path);
-      entry.renamed = true;
-    }
   } catch (error) {
     for (const entry of staged) {
       if (entry.fd !== null) closeQuietly(entry.fd);
-      if (!entry.renamed) unlinkQuietly(entry.temporary);
+      unlinkQuietly(entry.temporary);
     }
     throw new StoreWriteError(current, error);
   }
-  return [...new Set(staged.map((entry) => dirname(entry.path)))];
+  return { entries: staged, renamed: 0 };
+}
+
+/**
+ * Renames staged files over their names, one after another in the order staged (a crash between two leaves the
+ * earlier new and the later old); resolves to their folders. A failure removes the temp files not renamed and
+ * throws a StoreWriteError naming the file.
+ */
+export async function renameStaged(staged: StagedFiles): Promise<string[]> {
+  try {
+    for (const entry of staged.entries.slice(staged.renamed)) {
+      await renameOffThread(entry.temporary, entry.path);
+      staged.renamed++;
+    }
+  } catch (error) {
+    for (const entry of staged.entries.slice(staged.renamed)) unlinkQuietly(entry.temporary);
+    throw new StoreWriteError(staged.entries[staged.renamed]?.path ?? "", error);
+  }
+  return [...new Set(staged.entries.map((entry) => dirname(entry.path)))];
 }
 
 /**

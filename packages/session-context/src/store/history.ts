@@ -5,8 +5,16 @@ import { InvalidNodeError, NodeNotFoundError, StoreWriteError } from "../errors.
 import { mintNodeId } from "../ids.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import { dumpsPython } from "../json/python-json.js";
-import { DIR_MODE, FILE_MODE, renameFilesInPlace, syncFolders, type FileWrite } from "./atomic-file.js";
-import { appendWal } from "./session-wal.js";
+import {
+  DIR_MODE,
+  FILE_MODE,
+  renameFilesInPlace,
+  renameStaged,
+  stageFiles,
+  syncFolders,
+  type FileWrite,
+} from "./atomic-file.js";
+import { appendWal, voidRecord } from "./session-wal.js";
 import { parseNodeText } from "./node-text.js";
 import { HeldFiles } from "./held-files.js";
 import { restoreOnRead } from "./restore-on-read.js";
@@ -351,7 +359,7 @@ export class HistoryFiles {
 
   /**
    * Writes files of the session (node files, meta.json) through its write-ahead log: each renamed into place
-   * whole without an fsync of its own, its text appended to `.state/wal`, and with `durable` the log
+   * whole without an fsync of its own, its text appended to `.state/wal` meanwhile, and with `durable` the log
    * fdatasynced, which makes this write and every logged one before it durable (session-wal.ts). Without
    * `durable` the write survives the process being killed, and a power cut only with the next durable write.
    * Files in `hold` are logged and not renamed (AppendOptions.holdFile); resolves to those left held, none when the
@@ -370,7 +378,7 @@ export class HistoryFiles {
       const known = knownReplaces[index];
       return known === undefined ? crcOfFileOrNull(file.path) : known;
     });
-    await renameFilesInPlace(hold.size === 0 ? files : files.filter((file) => !hold.has(file)), false, () =>
+    const staged = await stageFiles(hold.size === 0 ? files : files.filter((file) => !hold.has(file)), false, () =>
       takeSpare(paths),
     );
     let pending = this.unsynced.get(paths.history);
@@ -381,12 +389,21 @@ export class HistoryFiles {
       data: typeof file.data === "string" ? file.data : Buffer.from(file.data).toString("utf8"),
       replaces: replaces[index] ?? null,
     }));
-    try {
-      await appendWal(paths.wal, records, durable);
-    } catch (error) {
+    // The log's append and fdatasync and the renames at once: the write waits for the slower, not for both. A
+    // reader that restores from the log holds the session's lock (restore-on-read.ts), so a text logged before its
+    // file is in place is never put there by anyone else meanwhile.
+    const [logged, renamed] = await Promise.allSettled([appendWal(paths.wal, records, durable), renameStaged(staged)]);
+    if (renamed.status === "rejected") {
+      // What this write logged and did not put in place: the files it failed to rename, and those it held.
+      const unplaced = [...staged.entries.slice(staged.renamed), ...hold].map((entry) => entry.path);
+      if (logged.status === "fulfilled") await this.takeBack(paths, unplaced, durable);
+      for (const path of unplaced) pending.delete(path);
+      throw renamed.reason;
+    }
+    if (logged.status === "rejected") {
       // Without the log, the files are made durable on their own, as before it existed.
       reportStoreProblem(
-        `The write-ahead log ${paths.wal} cannot be written (${(error as Error).message}); fsyncing files instead.`,
+        `The write-ahead log ${paths.wal} cannot be written (${(logged.reason as Error).message}); fsyncing files instead.`,
       );
       // Nothing holds a file the log does not: in place, then durable with the rest.
       if (hold.size > 0) await renameFilesInPlace([...hold], false, () => takeSpare(paths));
@@ -395,6 +412,21 @@ export class HistoryFiles {
     }
     if (durable) this.unsynced.delete(paths.history);
     return hold;
+  }
+
+  /**
+   * A write whose renames failed fails: the texts it logged for files it did not put in place are taken back
+   * (VOID_MARKER), so that no recovery puts them there later. When even that append fails, it is reported.
+   */
+  private async takeBack(paths: SessionPaths, unplaced: readonly string[], durable: boolean): Promise<void> {
+    const rels = unplaced.map((path) => relative(paths.dir, path).split(sep).join("/"));
+    try {
+      await appendWal(paths.wal, [voidRecord(rels)], durable);
+    } catch (error) {
+      reportStoreProblem(
+        `${rels.join(", ")} in ${paths.dir} could not be put in place and stay in its write-ahead log (${(error as Error).message}): a recovery may put them there.`,
+      );
+    }
   }
 
   /** fsyncs, file by file and their folders, what was written since the log's last fdatasync. */

@@ -27,7 +27,7 @@ import { NotRegularFileError, readRegularFile } from "./safe-open.js";
  *
  * A record: the header line `<path relative to the session folder>\t<byte length>\t<CRC-32 in hex>\t<CRC-32
  * of the text it replaced, or ->\n`, then the bytes and `\n`. A record cut short or failing its CRC ends the log
- * (a write the power cut tore).
+ * (a write the power cut tore). Paths starting with `#` are markers, never files: COMMITTED_MARKER, VOID_MARKER.
  */
 export interface WalRecord {
   /** Path relative to the session folder, with '/' (`history/0003-l-<id>.json`, `meta.json`). */
@@ -105,14 +105,45 @@ export function readWal(walPath: string): WalRecord[] {
     if (end + 1 > raw.length || raw[end] !== 10) break;
     const body = raw.subarray(start, end);
     if (crc32(body).toString(16) !== header[3]) break;
-    records.push({
+    const record = {
       rel: header[1] as string,
       data: body.toString("utf8"),
       replaces: header[4] === "-" ? null : parseInt(header[4] as string, 16),
-    });
+    };
+    if (record.rel === VOID_MARKER) dropVoided(records, record.data);
+    else records.push(record);
     at = end + 1;
   }
   return records;
+}
+
+/**
+ * The record that takes back the last record of each file it names (a JSON array of their paths): a write whose
+ * text was logged but whose file could not be put in place (its rename failed, and the write failed with it), so
+ * that no recovery puts the text there later. readWal leaves out both the marker and what it takes back.
+ */
+export const VOID_MARKER = "#void";
+
+/** The record taking back the last record of each of `rels`. */
+export function voidRecord(rels: readonly string[]): WalRecord {
+  return { rel: VOID_MARKER, data: JSON.stringify(rels), replaces: null };
+}
+
+function dropVoided(records: WalRecord[], data: string): void {
+  let rels: unknown;
+  try {
+    rels = JSON.parse(data);
+  } catch {
+    return;
+  }
+  if (!Array.isArray(rels)) return;
+  for (const rel of rels) {
+    for (let at = records.length - 1; at >= 0; at--) {
+      if (records[at]?.rel !== rel) continue;
+      records.splice(at, 1);
+      break;
+    }
+  }
 }
 
 /** Empties the log and makes that durable (after a checkpoint made what it named durable on its own). */

@@ -32,8 +32,8 @@ export interface WalRestore {
  * file on disk is missing (when a logged write created it), torn (empty, zeros, or the start of that text) or older: a text this log holds, or
  * one that a logged write replaced (a rename the cut undid). A file holding any other text was written by
  * someone else after us (the Python store, the doctor) and is left as it is. Only a plan: a live writer's log may
- * name files it has not put in place yet (a held file waits for its next write, held-files.ts), so what it finds
- * is restored only with the session's lock held (restore-on-read.ts, the doctor's --fix).
+ * name files it has not put in place yet (a write's renames run beside its append, a held file waits for its next
+ * write), so what it finds is restored only with the session's lock held (restore-on-read.ts, the doctor's --fix).
  */
 export function planWalRestore(
   paths: SessionPaths,

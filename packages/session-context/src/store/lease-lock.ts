@@ -51,14 +51,23 @@ let exitHookInstalled = false;
  * finish before anyone else may take the lock (a session's held node files, held-files.ts); keep it short.
  */
 export function pinLease(lockPath: string): () => void {
-  pins.set(lockPath, (pins.get(lockPath) ?? 0) + 1);
-  let unpinned = false;
+  return countUse(pins, lockPath, () => undefined);
+}
+
+/** Counts one use of `key` until the returned function is first called; `onNone` runs when no use is left. */
+function countUse(uses: Map<string, number>, key: string, onNone: () => void): () => void {
+  uses.set(key, (uses.get(key) ?? 0) + 1);
+  let ended = false;
   return () => {
-    if (unpinned) return;
-    unpinned = true;
-    const left = (pins.get(lockPath) ?? 1) - 1;
-    if (left > 0) pins.set(lockPath, left);
-    else pins.delete(lockPath);
+    if (ended) return;
+    ended = true;
+    const left = (uses.get(key) ?? 1) - 1;
+    if (left > 0) {
+      uses.set(key, left);
+      return;
+    }
+    uses.delete(key);
+    onNone();
   };
 }
 
@@ -125,21 +134,11 @@ async function runHeld<T>(lockPath: string, lease: Lease, section: () => Promise
  * outlives idle gaps up to LEASE_KEEP_MS (see there).
  */
 export function keepLeaseThroughTurn(lockPath: string): () => void {
-  turnsUsing.set(lockPath, (turnsUsing.get(lockPath) ?? 0) + 1);
-  let ended = false;
-  return () => {
-    if (ended) return;
-    ended = true;
-    const left = (turnsUsing.get(lockPath) ?? 1) - 1;
-    if (left > 0) {
-      turnsUsing.set(lockPath, left);
-      return;
-    }
-    turnsUsing.delete(lockPath);
+  return countUse(turnsUsing, lockPath, () => {
     // The turn is over: an idle lease is let go now, so no lock file outlives the turn's return.
     const lease = leases.get(lockPath);
     if (lease?.idleTimer) letGo(lease);
-  };
+  });
 }
 
 /**

@@ -23,7 +23,7 @@ export default defineConfig(({ mode }) =>
       "test/create-session-durability.test.ts",
       "test/deferred-name-sync.test.ts",
       "test/disk-trouble.test.ts",
-      "test/failed-rename.test.ts",
+      "test/renames-beside-log.test.ts",
       "test/grouped-writes.test.ts",
       "test/lease-lock.test.ts",
       "test/node-batches.test.ts",

@@ -10,15 +10,29 @@ export const HELD_FILE_DELAY_MS = 10;
 /** The delay in use: tests pin it (a slow machine must not decide what they see). */
 export const heldFileDelay = { ms: HELD_FILE_DELAY_MS };
 
-/** History folders with files held by any store of this process, with how many. */
-const heldInProcess = new Map<string, number>();
+/** History folders with files logged and not yet in place by any store of this process, with how many reasons. */
+const unplacedInProcess = new Map<string, number>();
 
 /**
- * True while a store of this process holds files of the session at `historyPath`: its write-ahead log names them
- * and they are not in place yet, by design. A restore from the log must leave them to their writer.
+ * True while a store of this process has logged files of the session at `historyPath` that are not in place yet,
+ * by design: held files, or a write whose renames run beside its append to the log (history.ts writeLogged). A
+ * restore from the log must leave them to their writer.
  */
-export function holdsFilesInProcess(historyPath: string): boolean {
-  return heldInProcess.has(historyPath);
+export function unplacedFilesInProcess(historyPath: string): boolean {
+  return unplacedInProcess.has(historyPath);
+}
+
+/** Notes logged files of the session not in place yet, until the returned function is called. */
+export function noteUnplaced(historyPath: string): () => void {
+  unplacedInProcess.set(historyPath, (unplacedInProcess.get(historyPath) ?? 0) + 1);
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    const left = (unplacedInProcess.get(historyPath) ?? 1) - 1;
+    if (left > 0) unplacedInProcess.set(historyPath, left);
+    else unplacedInProcess.delete(historyPath);
+  };
 }
 
 /**
@@ -32,15 +46,14 @@ export function holdsFilesInProcess(historyPath: string): boolean {
  * like any file a crash took.
  */
 export class HeldFiles {
-  private readonly bySession = new Map<string, { texts: Map<string, string>; unpin: () => void }>();
+  private readonly bySession = new Map<string, { texts: Map<string, string>; unpin: () => void; noted: () => void }>();
 
   /** Holds the text of `fileName`: logged, not in place. */
   hold(paths: SessionPaths, fileName: string, text: string): void {
     let held = this.bySession.get(paths.history);
     if (!held) {
-      held = { texts: new Map(), unpin: pinLease(paths.lock) };
+      held = { texts: new Map(), unpin: pinLease(paths.lock), noted: noteUnplaced(paths.history) };
       this.bySession.set(paths.history, held);
-      heldInProcess.set(paths.history, (heldInProcess.get(paths.history) ?? 0) + 1);
     }
     held.texts.set(fileName, text);
   }
@@ -51,9 +64,7 @@ export class HeldFiles {
     if (!held?.texts.delete(fileName) || held.texts.size > 0) return;
     this.bySession.delete(paths.history);
     held.unpin();
-    const left = (heldInProcess.get(paths.history) ?? 1) - 1;
-    if (left > 0) heldInProcess.set(paths.history, left);
-    else heldInProcess.delete(paths.history);
+    held.noted();
   }
 
   /** Forgets the session's held files (it was deleted: nothing is left to put in place). */

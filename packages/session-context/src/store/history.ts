@@ -1,5 +1,5 @@
 import { closeSync, constants, mkdirSync, openSync, readdirSync, readSync, statSync, writeSync } from "node:fs";
-import { dirname, join, relative, sep } from "node:path";
+import { basename, dirname, join, relative, sep } from "node:path";
 import { crc32 } from "node:zlib";
 import { InvalidNodeError, NodeNotFoundError, StoreWriteError } from "../errors.js";
 import { mintNodeId } from "../ids.js";
@@ -16,7 +16,7 @@ import {
 } from "./atomic-file.js";
 import { appendWal, voidRecord } from "./session-wal.js";
 import { parseNodeText } from "./node-text.js";
-import { HeldFiles } from "./held-files.js";
+import { HeldFiles, noteUnplaced } from "./held-files.js";
 import { restoreOnRead } from "./restore-on-read.js";
 import { takeSpare } from "./spare-files.js";
 import { nodeFileName, parseNodeFileName, type SessionPaths } from "./layout.js";
@@ -311,8 +311,8 @@ export class HistoryFiles {
       const text = texts[index] as string;
       this.remember(state, fileName, freezeNode(node), text.length, crc32(text));
       state.changed?.add(fileName);
-      if (held.has(nodeFiles[index] as FileWrite)) this.held.hold(paths, fileName, text);
-      else {
+      // A file left held was held by writeLogged; any other is in place, replacing what this store held of it.
+      if (!held.has(nodeFiles[index] as FileWrite)) {
         this.held.release(paths, fileName);
         placed.push(fileName);
       }
@@ -335,8 +335,10 @@ export class HistoryFiles {
       await renameFilesInPlace(files, false, () => takeSpare(paths));
     } finally {
       state.writing--;
+      // Failed too: no longer held, so the session's lock is not kept for them. The log has them, and the next
+      // read holding the lock puts them in place (restore-on-read.ts), this process's included.
+      for (const [fileName] of texts) this.held.release(paths, fileName);
     }
-    for (const [fileName] of texts) this.held.release(paths, fileName);
     this.journal(
       paths,
       state,
@@ -386,32 +388,41 @@ export class HistoryFiles {
     for (const file of files) pending.add(file.path);
     const records = files.map((file, index) => ({
       rel: relative(paths.dir, file.path).split(sep).join("/"),
-      data: typeof file.data === "string" ? file.data : Buffer.from(file.data).toString("utf8"),
+      data: textOf(file),
       replaces: replaces[index] ?? null,
     }));
     // The log's append and fdatasync and the renames at once: the write waits for the slower, not for both. A
     // reader that restores from the log holds the session's lock (restore-on-read.ts), so a text logged before its
     // file is in place is never put there by anyone else meanwhile.
-    const [logged, renamed] = await Promise.allSettled([appendWal(paths.wal, records, durable), renameStaged(staged)]);
-    if (renamed.status === "rejected") {
-      // What this write logged and did not put in place: the files it failed to rename, and those it held.
-      const unplaced = [...staged.entries.slice(staged.renamed), ...hold].map((entry) => entry.path);
-      if (logged.status === "fulfilled") await this.takeBack(paths, unplaced, durable);
-      for (const path of unplaced) pending.delete(path);
-      throw renamed.reason;
+    const placing = noteUnplaced(paths.history);
+    try {
+      const [logged, renamed] = await Promise.allSettled([
+        appendWal(paths.wal, records, durable),
+        renameStaged(staged),
+      ]);
+      if (renamed.status === "rejected") {
+        // What this write logged and did not put in place: the files it failed to rename, and those it held.
+        const unplaced = [...staged.entries.slice(staged.renamed), ...hold].map((entry) => entry.path);
+        if (logged.status === "fulfilled") await this.takeBack(paths, unplaced, durable);
+        for (const path of unplaced) pending.delete(path);
+        throw renamed.reason;
+      }
+      if (logged.status === "rejected") {
+        // Without the log, the files are made durable on their own, as before it existed.
+        reportStoreProblem(
+          `The write-ahead log ${paths.wal} cannot be written (${(logged.reason as Error).message}); fsyncing files instead.`,
+        );
+        // Nothing holds a file the log does not: in place, then durable with the rest.
+        if (hold.size > 0) await renameFilesInPlace([...hold], false, () => takeSpare(paths));
+        await this.syncUnsyncedFiles(paths);
+        return NOTHING_HELD;
+      }
+      if (durable) this.unsynced.delete(paths.history);
+      for (const file of hold) this.held.hold(paths, basename(file.path), textOf(file));
+      return hold;
+    } finally {
+      placing();
     }
-    if (logged.status === "rejected") {
-      // Without the log, the files are made durable on their own, as before it existed.
-      reportStoreProblem(
-        `The write-ahead log ${paths.wal} cannot be written (${(logged.reason as Error).message}); fsyncing files instead.`,
-      );
-      // Nothing holds a file the log does not: in place, then durable with the rest.
-      if (hold.size > 0) await renameFilesInPlace([...hold], false, () => takeSpare(paths));
-      await this.syncUnsyncedFiles(paths);
-      return NOTHING_HELD;
-    }
-    if (durable) this.unsynced.delete(paths.history);
-    return hold;
   }
 
   /**
@@ -673,6 +684,10 @@ export function unreadableReason(error: unknown): string {
 }
 
 const NOTHING_HELD: ReadonlySet<FileWrite> = new Set();
+
+function textOf(file: FileWrite): string {
+  return typeof file.data === "string" ? file.data : Buffer.from(file.data).toString("utf8");
+}
 
 /** Opens for appending, creating it if needed, never through a symbolic link. */
 const APPEND_NO_FOLLOW = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;

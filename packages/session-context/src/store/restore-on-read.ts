@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { currentBootId } from "./boot-id.js";
 import { restoreFromCommit } from "./commit-restore.js";
 import { tryLockFileSync } from "./file-lock.js";
-import { holdsFilesInProcess } from "./held-files.js";
+import { unplacedFilesInProcess } from "./held-files.js";
 import type { SessionPaths } from "./layout.js";
 import { leaseHeldHere } from "./lease-lock.js";
 import { reportStoreProblem } from "./registry.js";
@@ -16,15 +16,16 @@ import { planWalRestore, restoreFromWal } from "./wal-recovery.js";
  * put back from it (wal-recovery.ts). One stat when there is no log. A failure is reported and the files read as
  * they are.
  *
- * Only with the session to itself: a live writer's log may name files it has not put in place yet (held-files.ts),
- * and a file put back from the log while that writer renames its next text over it could land last. So a store of
- * this process holding files of the session leaves them to it, and another process restores only holding the
+ * Only with the session to itself: a live writer's log may name files it has not put in place yet (held files, a
+ * write's renames still running beside its append: held-files.ts), and a file put back from the log while that
+ * writer renames its next text over it could land last. So while a store of this process has such files of the
+ * session they are left to it, and another process restores only holding the
  * session's lock (taken for the restore, or this process's lease); while a live process holds it, the files are
  * read as they are, and its write in progress shows once it is done.
  */
 export function restoreOnRead(paths: SessionPaths): void {
   const wal = lstatSync(paths.wal, { throwIfNoEntry: false });
-  if (!wal?.isFile() || wal.size === 0 || holdsFilesInProcess(paths.history)) return;
+  if (!wal?.isFile() || wal.size === 0 || unplacedFilesInProcess(paths.history)) return;
   const records = readRecords(paths);
   if (!records) return;
   const marker = committedMarkerOf(records);

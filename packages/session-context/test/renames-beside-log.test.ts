@@ -1,21 +1,29 @@
-// A node write whose file cannot be renamed into place fails, and what it logged is taken back (VOID_MARKER): the
-// log's append and the renames run at once (history.ts writeLogged), so the text may be logged before the rename
-// fails, and no later recovery may put a failed write's file in place. The rename fails through node:fs itself
-// (EIO for one node's file); every other call reaches the real file system.
+// A node write's append to the log and its renames run at once (history.ts writeLogged), so the log may name a file
+// before it is in place: another store's first read meanwhile must not put it there from the log, and a write whose
+// file cannot be renamed fails with what it logged taken back (VOID_MARKER), so no later recovery puts it in place.
+// The rename is held back or fails through node:fs itself, for one node's file; every other call reaches the real
+// file system.
 import type * as NodeFs from "node:fs";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { doctorSessions, SessionDB } from "../src/entries/store.js";
 import { StoreWriteError } from "../src/errors.js";
 import { storeInternals } from "../src/store/internal.js";
 import { readWal } from "../src/store/session-wal.js";
-import { createTempStore, type TempStore } from "../src/testing/index.js";
+import { createTempStore, waitFor, type TempStore } from "../src/testing/index.js";
 
+const slow = vi.hoisted(() => ({ release: null as (() => void) | null, started: null as (() => void) | null }));
 vi.mock("node:fs", async () => {
   const actual = await vi.importActual<typeof NodeFs>("node:fs");
   return {
     ...actual,
     rename: (from: string, to: string, callback: (error: NodeJS.ErrnoException | null) => void): void => {
+      if (String(to).endsWith("-slow.json")) {
+        slow.release = () => actual.rename(from, to, callback);
+        slow.started?.();
+        return;
+      }
       if (String(to).endsWith("-unplaceable.json")) {
         const error: NodeJS.ErrnoException = new Error(`EIO: i/o error, rename '${from}' -> '${to}'`);
         error.code = "EIO";
@@ -35,6 +43,30 @@ beforeEach(async () => {
   await db.createSession({ id: "s", title: "renames" });
 });
 afterEach(() => store.cleanup());
+
+describe("a node write whose rename is still running", () => {
+  it("is not put in place from the log by another store's first read meanwhile", async () => {
+    const kept = await db.appendNode("s", { role: "user", output: "kept" }, { atHead: true });
+    const renaming = new Promise<void>((resolve) => (slow.started = resolve));
+    const writing = db.appendNode("s", { id: "slow", role: "code", name: "t", caller: kept.id });
+    await renaming;
+    // Logged (the append runs beside the rename), not in place.
+    const wal = join(store.root, "s", ".state", "wal");
+    await waitFor(() => readWal(wal).some((record) => record.rel.endsWith("-slow.json")), "the slow node logged");
+    const history = join(store.root, "s", "history");
+    expect(readdirSync(history).some((name) => name.endsWith("-slow.json"))).toBe(false);
+    // This process holds the session's lease, so a restore could run here: it leaves the write to its writer.
+    const seen = (await new SessionDB({ root: store.root }).loadNodes("s")).map((node) => node.id);
+    expect(seen).toEqual([kept.id]);
+    expect(readdirSync(history).some((name) => name.endsWith("-slow.json"))).toBe(false);
+    slow.release?.();
+    await writing;
+    expect((await new SessionDB({ root: store.root }).loadNodes("s")).map((node) => node.id)).toEqual([
+      kept.id,
+      "slow",
+    ]);
+  });
+});
 
 describe("a node write whose file cannot be put in place", () => {
   it("fails, and no reader puts the text it logged in place afterwards", async () => {

@@ -4,7 +4,7 @@
 // The rename is held back or fails through node:fs itself, for one node's file; every other call reaches the real
 // file system.
 import type * as NodeFs from "node:fs";
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { doctorSessions, SessionDB } from "../src/entries/store.js";
@@ -64,6 +64,25 @@ describe("a node write whose rename is still running", () => {
     expect((await new SessionDB({ root: store.root }).loadNodes("s")).map((node) => node.id)).toEqual([
       kept.id,
       "slow",
+    ]);
+  });
+});
+
+describe("a held file that cannot be put in place", () => {
+  it("is let go (the session's lock with it) and put in place from the log by the next read", async () => {
+    const kept = await db.appendNode("s", { role: "user", output: "kept" }, { atHead: true });
+    await db.appendNode(
+      "s",
+      { id: "unplaceable", role: "code", name: "t", caller: kept.id, metadata: { status: "running" } },
+      { holdFile: true },
+    );
+    // Its placement (10 ms on) fails; the lease, no longer pinned, is let go at its next idle look.
+    const lock = join(store.root, "s", ".state", "lock");
+    await waitFor(() => !existsSync(lock), "the session's lock let go", 20_000);
+    const nodes = await new SessionDB({ root: store.root }).loadNodes("s");
+    expect(nodes.map((node) => [node.id, node.metadata.status ?? null])).toEqual([
+      [kept.id, null],
+      ["unplaceable", "running"],
     ]);
   });
 });

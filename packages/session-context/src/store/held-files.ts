@@ -1,5 +1,6 @@
 import { pinLease } from "./lease-lock.js";
 import type { SessionPaths } from "./layout.js";
+import { countUse } from "./use-count.js";
 
 /**
  * How long a held node file may wait for the write that replaces it before it is renamed into place on its own:
@@ -24,15 +25,7 @@ export function unplacedFilesInProcess(historyPath: string): boolean {
 
 /** Notes logged files of the session not in place yet, until the returned function is called. */
 export function noteUnplaced(historyPath: string): () => void {
-  unplacedInProcess.set(historyPath, (unplacedInProcess.get(historyPath) ?? 0) + 1);
-  let ended = false;
-  return () => {
-    if (ended) return;
-    ended = true;
-    const left = (unplacedInProcess.get(historyPath) ?? 1) - 1;
-    if (left > 0) unplacedInProcess.set(historyPath, left);
-    else unplacedInProcess.delete(historyPath);
-  };
+  return countUse(unplacedInProcess, historyPath);
 }
 
 /**

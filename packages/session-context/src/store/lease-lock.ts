@@ -2,6 +2,7 @@ import { existsSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { FILE_MODE } from "./atomic-file.js";
 import { acquireLockFile, type AcquiredLock, type LockOptions } from "./file-lock.js";
 import { readRegularFile } from "./safe-open.js";
+import { countUse } from "./use-count.js";
 
 /**
  * A cross-process lock held as a lease: creating and removing a lock file
@@ -51,24 +52,7 @@ let exitHookInstalled = false;
  * finish before anyone else may take the lock (a session's held node files, held-files.ts); keep it short.
  */
 export function pinLease(lockPath: string): () => void {
-  return countUse(pins, lockPath, () => undefined);
-}
-
-/** Counts one use of `key` until the returned function is first called; `onNone` runs when no use is left. */
-function countUse(uses: Map<string, number>, key: string, onNone: () => void): () => void {
-  uses.set(key, (uses.get(key) ?? 0) + 1);
-  let ended = false;
-  return () => {
-    if (ended) return;
-    ended = true;
-    const left = (uses.get(key) ?? 1) - 1;
-    if (left > 0) {
-      uses.set(key, left);
-      return;
-    }
-    uses.delete(key);
-    onNone();
-  };
+  return countUse(pins, lockPath);
 }
 
 /** True while this process holds the lock through its lease (in a section, or idle between sections). */

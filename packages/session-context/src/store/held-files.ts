@@ -31,12 +31,12 @@ export function noteUnplaced(historyPath: string): () => void {
 /**
  * Node files a write logged without renaming them into place (AppendOptions.holdFile), by session. A plain tool's
  * running node is durable in the session's write-ahead log before the tool runs, and its file is usually replaced a
- * few milliseconds later by the tool's result: renaming both cost a file creation and a rename per tool call, which
- * on a disk that creates files slowly was a third of the loop's recording. Held files are put in place by the write
- * that replaces them, or after HELD_FILE_DELAY_MS, or before the turn's commit (NodeLog, TurnCommit); meanwhile the
- * writer keeps the session's lock (its lease is pinned), so another process that reads the session finds no file
- * of a live write missing from its log (restore-on-read.ts). After a crash, the log's recovery puts them in place
- * like any file a crash took.
+ * few milliseconds later by the tool's result: renaming both cost a file creation and a rename per tool call, and
+ * creating a file is slow on some disks (1 ms under /tmp on the reference machine, holding up renames meanwhile).
+ * Held files are put in place by the write that replaces them, or after HELD_FILE_DELAY_MS, or before the turn's
+ * commit (NodeLog, TurnCommit); meanwhile the writer keeps the session's lock (its lease is pinned), so another
+ * process that reads the session finds no file of a live write missing from its log (restore-on-read.ts). After a
+ * crash, the log's recovery puts them in place like any file a crash took.
  */
 export class HeldFiles {
   private readonly bySession = new Map<string, { texts: Map<string, string>; unpin: () => void; noted: () => void }>();

@@ -266,9 +266,9 @@ export class HistoryFiles {
 
   /**
    * Writes prepared nodes (prepareAppend, prepareUpdate) as one logged write: their files (each followed by what
-   * it names to write alongside, meta.json when it moves the head) renamed into place in order, one append to the
-   * log, fdatasynced once when `durable`, and one journal append naming them all. Under the session lock, with the
-   * view the nodes were prepared against.
+   * it names to write alongside, meta.json when it moves the head) renamed into place in order, those marked `hold`
+   * aside (held-files.ts), one append to the log, fdatasynced once when `durable`, and one journal append naming
+   * the files put in place. Under the session lock, with the view the nodes were prepared against.
    */
   async writeNodes(
     paths: SessionPaths,

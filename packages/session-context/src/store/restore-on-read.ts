@@ -2,7 +2,7 @@ import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { currentBootId } from "./boot-id.js";
 import { restoreFromCommit } from "./commit-restore.js";
-import { tryLockFileSync } from "./file-lock.js";
+import { tryLockFileSync, type AcquiredLock } from "./file-lock.js";
 import { unplacedFilesInProcess } from "./held-files.js";
 import type { SessionPaths } from "./layout.js";
 import { leaseHeldHere } from "./lease-lock.js";
@@ -19,9 +19,9 @@ import { planWalRestore, restoreFromWal } from "./wal-recovery.js";
  * Only with the session to itself: a live writer's log may name files it has not put in place yet (held files, a
  * write's renames still running beside its append: held-files.ts), and a file put back from the log while that
  * writer renames its next text over it could land last. So while a store of this process has such files of the
- * session they are left to it, and another process restores only holding the
- * session's lock (taken for the restore, or this process's lease); while a live process holds it, the files are
- * read as they are, and its write in progress shows once it is done.
+ * session they are left to it, and a restore runs only holding the session's lock (taken for it, or this process's
+ * lease); while another live process holds it, the files are read as they are, and its write in progress shows
+ * once it is done.
  */
 export function restoreOnRead(paths: SessionPaths): void {
   const wal = lstatSync(paths.wal, { throwIfNoEntry: false });
@@ -53,7 +53,7 @@ function readRecords(paths: SessionPaths): WalRecord[] | null {
 /** Runs `work` holding the session's lock, or not at all while another live process holds it. */
 function withSessionHeld(paths: SessionPaths, work: () => void): void {
   if (leaseHeldHere(paths.lock)) return work();
-  let lock;
+  let lock: AcquiredLock | null;
   try {
     lock = tryLockFileSync(paths.lock, SESSION_LOCK);
   } catch (error) {

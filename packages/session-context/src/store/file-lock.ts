@@ -3,14 +3,15 @@ import { hostname } from "node:os";
 import { StoreLockTimeoutError, StoreWriteError } from "../errors.js";
 import { randomHex } from "../ids.js";
 import { createOffThread, FILE_MODE } from "./atomic-file.js";
+import { isHolderAlive, ownProcessStart } from "./process-liveness.js";
 import { readRegularFile } from "./safe-open.js";
 
 /**
  * Cross-process exclusive locks on lock files created with O_EXCL.
  *
- * The file names its holder (`pid host token`). A lock whose holder process
- * on this host is gone, or that is older than `staleMs`, is broken: that is how
- * a store recovers from a process killed with SIGKILL while holding it.
+ * The file names its holder (`pid host token start`, the start telling the holder from a later process given
+ * the same pid: process-liveness.ts). A lock whose holder process on this host is gone, or that is older than
+ * `staleMs`, is broken: that is how a store recovers from a process killed with SIGKILL while holding it.
  */
 export interface LockOptions {
   /** Give up after this long (default 30 s). */
@@ -57,7 +58,7 @@ async function runLocked<T>(lockPath: string, section: () => Promise<T>, options
 /** A lock file this process created and may remove. */
 export interface AcquiredLock {
   path: string;
-  /** What the file holds (`pid host token`): proof it is still ours. */
+  /** What the file holds (`pid host token start`): proof it is still ours. */
   content: string;
   release(): void;
 }
@@ -138,9 +139,13 @@ function tryAcquire(lockPath: string, staleMs: number): string | null {
   }
 }
 
-/** What a lock file holds: its holder (`pid host`) and a token that tells this taking of it from any other. */
+/**
+ * What a lock file holds: its holder (`pid host`), a token that tells this taking of it from any other, and when
+ * the holder started (where that can be read).
+ */
 function lockContent(): string {
-  return `${PID} ${HOST} ${randomHex(12)}\n`;
+  const start = ownProcessStart();
+  return `${PID} ${HOST} ${randomHex(12)}${start === null ? "" : ` ${start}`}\n`;
 }
 
 function writeLock(fd: number, content: string): void {
@@ -212,24 +217,14 @@ function readHolder(lockPath: string): string | null {
 }
 
 function isStale(lockPath: string, holder: string, staleMs: number): boolean {
-  const [pidText, host] = holder.trim().split(" ");
+  const [pidText, host, , start] = holder.trim().split(" ");
   const pid = Number(pidText);
-  if (host === HOST && Number.isInteger(pid) && pid > 0 && !isProcessAlive(pid)) return true;
+  if (host === HOST && Number.isInteger(pid) && pid > 0 && !isHolderAlive(pid, start)) return true;
   // An empty file is a holder killed between create and write.
   try {
     return Date.now() - statSync(lockPath).mtimeMs > (holder.trim() === "" ? 1_000 : staleMs);
   } catch {
     return false;
-  }
-}
-
-/** True when a process with this pid exists (signal 0 probes without signalling). */
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -10,7 +10,7 @@ import {
 import { join } from "node:path";
 import { randomHex } from "../ids.js";
 import { closeQuietly, createOffThread, DIR_MODE, unlinkQuietly } from "./atomic-file.js";
-import { isProcessAlive } from "./file-lock.js";
+import { isProcessAlive } from "./process-liveness.js";
 import type { SessionPaths } from "./layout.js";
 
 /**

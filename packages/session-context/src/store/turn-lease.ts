@@ -2,9 +2,10 @@ import { closeSync, constants, mkdirSync, readdirSync, unlinkSync, writeSync } f
 import { join } from "node:path";
 import { StoreWriteError } from "../errors.js";
 import { DIR_MODE, FILE_MODE, openOffThread } from "./atomic-file.js";
-import { isProcessAlive, processIdentity } from "./file-lock.js";
+import { processIdentity } from "./file-lock.js";
 import type { SessionPaths } from "./layout.js";
 import { isOtherHostProcessAlive } from "./other-hosts.js";
+import { isHolderAlive, ownProcessStart } from "./process-liveness.js";
 import { readRegularFile } from "./safe-open.js";
 
 /** Create or truncate, never through a symbolic link. */
@@ -12,8 +13,9 @@ const WRITE_NO_FOLLOW = constants.O_WRONLY | constants.O_CREAT | constants.O_TRU
 
 /**
  * A turn lease is a file in `.state/turns/` naming the process that runs the
- * turn. A session whose status says "running" but whose leases all belong to
- * dead processes was left behind by a crash and can be recovered.
+ * turn (`pid host taken-at start`: process-liveness.ts). A session whose status
+ * says "running" but whose leases all belong to dead processes was left behind
+ * by a crash and can be recovered.
  */
 export async function takeTurnLease(paths: SessionPaths, turnId: string): Promise<void> {
   const lease = join(paths.turns, leaseName(turnId));
@@ -38,7 +40,8 @@ async function writeLease(path: string): Promise<void> {
   // Created on the thread pool: a file creation waits on the journal (see createOffThread).
   const fd = await openOffThread(path, WRITE_NO_FOLLOW, FILE_MODE);
   try {
-    writeSync(fd, `${pid} ${host} ${Date.now()}\n`);
+    const start = ownProcessStart();
+    writeSync(fd, `${pid} ${host} ${Date.now()}${start === null ? "" : ` ${start}`}\n`);
   } finally {
     closeSync(fd);
   }
@@ -73,12 +76,12 @@ export function liveTurnLeases(paths: SessionPaths, exceptTurnId?: string): stri
     } catch {
       continue;
     }
-    const [pidText, host] = content.trim().split(" ");
+    const [pidText, host, , start] = content.trim().split(" ");
     const pid = Number(pidText);
     // A lease cut short by a crash names no process: stale. One from another host is live unless a liveness source
     // (a cluster's replica registry) knows its process is gone.
     const readable = host !== undefined && Number.isInteger(pid) && pid > 0;
-    const alive = readable && (host !== ourHost ? isOtherHostProcessAlive(host, pid) : isProcessAlive(pid));
+    const alive = readable && (host !== ourHost ? isOtherHostProcessAlive(host, pid) : isHolderAlive(pid, start));
     if (alive) live.push(turnId);
     else releaseTurnLease(paths, turnId);
   }

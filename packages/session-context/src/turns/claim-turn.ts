@@ -1,6 +1,7 @@
 import type { ActiveContext } from "../context/types.js";
 import { SessionBusyError } from "../errors.js";
 import { processIdentity } from "../store/file-lock.js";
+import { ownProcessStart } from "../store/process-liveness.js";
 import { nowSeconds } from "../time/now-seconds.js";
 import { claimIsLive, resumedBy, type ResumableTurn } from "./find-resumable.js";
 import { storeInternals } from "../store/internal.js";
@@ -29,9 +30,17 @@ export async function claimTurn(context: ActiveContext, turn: ResumableTurn, con
         );
     }
     const { pid, host } = processIdentity();
+    const start = ownProcessStart();
     return {
       metadata: {
-        resumed_by: { turn_id: context.turn.turnId, node_id: continuationId, pid, host, at: nowSeconds() },
+        resumed_by: {
+          turn_id: context.turn.turnId,
+          node_id: continuationId,
+          pid,
+          host,
+          ...(start === null ? {} : { start }),
+          at: nowSeconds(),
+        },
       },
     };
   });

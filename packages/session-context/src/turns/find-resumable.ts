@@ -2,7 +2,8 @@ import { activeContext } from "../context/storage.js";
 import { NothingToResumeError, SessionNotFoundError, TurnNotFoundError } from "../errors.js";
 import { assertValidSessionId } from "../ids.js";
 import { openStore } from "../store/open-store.js";
-import { isProcessAlive, processIdentity } from "../store/file-lock.js";
+import { processIdentity } from "../store/file-lock.js";
+import { isHolderAlive } from "../store/process-liveness.js";
 import { isOtherHostProcessAlive } from "../store/other-hosts.js";
 import type { SessionDB } from "../store/session-db.js";
 import type { SessionNode } from "../store/types.js";
@@ -216,6 +217,8 @@ export interface ResumedByClaim {
   node_id: string;
   pid: number;
   host: string;
+  /** When that process started (process-liveness.ts); absent in claims written before it was recorded. */
+  start?: string;
 }
 
 /** The claim on a node, if it has one (a released claim is null). */
@@ -228,6 +231,7 @@ export function resumedBy(node: SessionNode): ResumedByClaim | null {
     node_id: claim.node_id,
     pid: typeof claim.pid === "number" ? claim.pid : 0,
     host: typeof claim.host === "string" ? claim.host : "",
+    ...(typeof claim.start === "string" ? { start: claim.start } : {}),
   };
 }
 
@@ -247,5 +251,5 @@ export function claimIsLive(
   const { pid, host } = processIdentity();
   if (claim.host !== host) return claim.host !== "" && isOtherHostProcessAlive(claim.host, claim.pid);
   if (claim.pid === pid) return resumingHere.has(claim.turn_id);
-  return claim.pid > 0 && isProcessAlive(claim.pid);
+  return claim.pid > 0 && isHolderAlive(claim.pid, claim.start);
 }

@@ -24,6 +24,7 @@ export default defineConfig(({ mode }) =>
       "test/deferred-name-sync.test.ts",
       "test/disk-trouble.test.ts",
       "test/renames-beside-log.test.ts",
+      "test/wal-sync-placement.test.ts",
       "test/grouped-writes.test.ts",
       "test/lease-lock.test.ts",
       "test/node-batches.test.ts",

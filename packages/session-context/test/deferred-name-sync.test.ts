@@ -10,7 +10,8 @@ import { SessionDB } from "../src/entries/store.js";
 import { createTempStore, type TempStore } from "../src/testing/index.js";
 
 const seen = vi.hoisted(() => ({ fsyncs: 0 }));
-// fsync and fdatasync both count: a deferred write makes neither.
+// fsync and fdatasync both count, on the pool or on the loop's thread (fdatasyncSync: the log's, when one session
+// writes): a deferred write makes neither.
 vi.mock("node:fs", async () => {
   const actual = await vi.importActual<typeof NodeFs>("node:fs");
   return {
@@ -22,6 +23,10 @@ vi.mock("node:fs", async () => {
     fdatasync: (fd: number, callback: (error: NodeJS.ErrnoException | null) => void): void => {
       seen.fsyncs += 1;
       actual.fdatasync(fd, callback);
+    },
+    fdatasyncSync: (fd: number): void => {
+      seen.fsyncs += 1;
+      actual.fdatasyncSync(fd);
     },
   };
 });

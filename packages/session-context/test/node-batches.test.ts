@@ -24,6 +24,11 @@ vi.mock("node:fs", async () => {
       seen.fsyncs += 1;
       actual.fdatasync(fd, callback);
     },
+    // The log's, made on the loop's thread while this session is all the process writes (session-wal.ts).
+    fdatasyncSync: (fd: number): void => {
+      seen.fsyncs += 1;
+      actual.fdatasyncSync(fd);
+    },
     fsync: (fd: number, callback: (error: NodeJS.ErrnoException | null) => void): void => {
       seen.fsyncs += 1;
       actual.fsync(fd, callback);

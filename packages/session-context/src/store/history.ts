@@ -17,6 +17,7 @@ import {
 import { appendWal, voidRecord } from "./session-wal.js";
 import { parseNodeText } from "./node-text.js";
 import { HeldFiles, noteUnplaced } from "./held-files.js";
+import { soleWriterHere } from "./lease-lock.js";
 import { restoreOnRead } from "./restore-on-read.js";
 import { takeSpare } from "./spare-files.js";
 import { nodeFileName, parseNodeFileName, type SessionPaths } from "./layout.js";
@@ -143,7 +144,7 @@ export class HistoryFiles {
   async settle(paths: SessionPaths): Promise<void> {
     if (!this.unsynced.has(paths.history)) return;
     try {
-      await appendWal(paths.wal, [], true);
+      await appendWal(paths.wal, [], true, soleWriterHere(paths.lock));
       this.unsynced.delete(paths.history);
     } catch {
       await this.syncUnsyncedFiles(paths);
@@ -396,10 +397,13 @@ export class HistoryFiles {
     // file is in place is never put there by anyone else meanwhile.
     const placing = noteUnplaced(paths.history);
     try {
-      const [logged, renamed] = await Promise.allSettled([
-        appendWal(paths.wal, records, durable),
-        renameStaged(staged),
-      ]);
+      // With the fdatasync made on this thread (appendWal's syncHere) the renames go first, so that it overlaps the
+      // first of them; else the fdatasync is queued on the pool first, as the slower of the two.
+      const syncHere = durable && soleWriterHere(paths.lock);
+      let renaming = syncHere ? renameStaged(staged) : null;
+      const logging = appendWal(paths.wal, records, durable, syncHere);
+      renaming ??= renameStaged(staged);
+      const [logged, renamed] = await Promise.allSettled([logging, renaming]);
       if (renamed.status === "rejected") {
         // What this write logged and did not put in place: the files it failed to rename, and those it held.
         const unplaced = [...staged.entries.slice(staged.renamed), ...hold].map((entry) => entry.path);

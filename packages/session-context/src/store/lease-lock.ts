@@ -36,6 +36,8 @@ const LEASE_KEEP_MS = 1_000;
 
 /** Lock paths a turn of this process is using, with how many such turns. */
 const turnsUsing = new Map<string, number>();
+/** Locks of this process with sections queued or running (leases whose `pending` is above zero). */
+let locksInUse = 0;
 /** How often a held lease refreshes its lock file's mtime. */
 const TOUCH_EVERY_MS = 2_000;
 /** acquireLockFile's `staleMs` when none is given. */
@@ -72,15 +74,15 @@ export async function withLeasedLock<T>(
     leases.set(lockPath, lease);
   }
   const current = lease;
-  current.pending++;
+  if (current.pending++ === 0) locksInUse++;
   const run = current.queue.then(
     () => runHeld(lockPath, current, section, options),
     () => runHeld(lockPath, current, section, options),
   );
-  current.queue = run.then(
-    () => void current.pending--,
-    () => void current.pending--,
-  );
+  const done = (): void => {
+    if (--current.pending === 0) locksInUse--;
+  };
+  current.queue = run.then(done, done);
   return run;
 }
 
@@ -111,6 +113,17 @@ async function runHeld<T>(lockPath: string, lease: Lease, section: () => Promise
     if (existsSync(wantedPath(lockPath))) letGo(lease);
     else keepWhileIdle(lease, Date.now());
   }
+}
+
+/**
+ * True while the section holding `lockPath` is all this process is writing: no other lock of it has a section
+ * queued or running, and no turn of it uses another. A write may then wait for the disk on the event loop's thread
+ * (session-wal.ts), since nothing else of the store's would run meanwhile; with other sessions at work it hands the
+ * wait to the pool, so that theirs go on.
+ */
+export function soleWriterHere(lockPath: string): boolean {
+  const own = (leases.get(lockPath)?.pending ?? 0) > 0 ? 1 : 0;
+  return locksInUse === own && (turnsUsing.size === 0 || (turnsUsing.size === 1 && turnsUsing.has(lockPath)));
 }
 
 /**

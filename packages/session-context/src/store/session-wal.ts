@@ -65,21 +65,37 @@ export function encodeWalRecords(records: readonly WalRecord[]): Buffer {
 
 /**
  * Appends the records in one write(2) (O_APPEND: a short write of another process never interleaves) and,
- * with `sync`, fdatasyncs the log on libuv's thread pool before resolving.
+ * with `sync`, fdatasyncs the log before resolving: on libuv's thread pool, or with `syncHere` on this thread.
+ *
+ * Why on this thread: the caller passes `syncHere` when its session is all the process is writing
+ * (lease-lock.ts soleWriterHere), so the event loop would only wait for this fdatasync anyway, and the pool's
+ * hand-off and the loop's wake-up after it cost more than the wait itself on the reference VM: the tool loop of
+ * bench/tool-loop.ts took 0.88x the time with it under /var/tmp, 0.91x under /tmp and 0.96x on tmpfs (medians of
+ * 6-8 processes, each alternating the two). With other sessions at work the wait goes to the pool, so that theirs
+ * go on meanwhile.
  */
-export async function appendWal(walPath: string, records: readonly WalRecord[], sync: boolean): Promise<void> {
+export async function appendWal(
+  walPath: string,
+  records: readonly WalRecord[],
+  sync: boolean,
+  syncHere = false,
+): Promise<void> {
   const bytes = encodeWalRecords(records);
   const fd = openSync(walPath, APPEND_NO_FOLLOW, FILE_MODE);
   try {
     // A big node's text goes to the thread pool, as its file's does (atomic-file.ts), so the event loop keeps serving.
     if (bytes.length > SYNC_WRITE_LIMIT) await writeOnPool(fd, bytes);
     else for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
-    if (sync)
+    if (sync && syncHere && walSyncPlacement.onLoopThread) fdatasyncSync(fd);
+    else if (sync)
       await new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
   } finally {
     closeSync(fd);
   }
 }
+
+/** Whether appendWal's `syncHere` is honoured: benches switch it off to measure the pool's placement beside it. */
+export const walSyncPlacement = { onLoopThread: true };
 
 /** The whole records of the log, oldest first ([] when there is none); stops at a torn or corrupt record. */
 export function readWal(walPath: string): WalRecord[] {

@@ -38,11 +38,15 @@ let server: FakeOpenAIServer;
 let runtime: Runtime;
 /** Request indexes (0-based, counted across the test) the server fails with HTTP 500. */
 let failing: Set<number>;
+/** While set, the server answers no request before it resolves. */
+let replies: Promise<void> | null;
 
 beforeEach(async () => {
   store = createTempStore();
   failing = new Set();
-  server = await startFakeOpenAIServer((request, index) => {
+  replies = null;
+  server = await startFakeOpenAIServer(async (request, index) => {
+    if (replies) await replies;
     if (failing.has(index)) return { status: 500, message: `request ${index} fails` };
     const last = [...(request.json.messages ?? [])].reverse().find((message) => message.role === "user");
     return `reply to ${last?.content.split("\n")[0] ?? ""} (${request.json.messages?.length ?? 0} messages)`;
@@ -557,10 +561,18 @@ describe("resuming refuses what it cannot do, naming why", () => {
     failing = new Set([0]);
     await expect(runTrip("raced", createScriptedAsker(["budget"]))).rejects.toThrow();
     failing = new Set();
-    const outcomes = await Promise.allSettled([
+    // The winner's model call waits until the other resume has failed, so that the other one looks while the
+    // winner's turn runs (a turn already finished leaves nothing to resume, which is another case).
+    let release = (): void => undefined;
+    replies = new Promise<void>((resolve) => (release = resolve));
+    const fallback = setTimeout(() => release(), 10_000);
+    const resumes = [
       resumeTurn({ sessionId: "raced", db: store.db, runtime }),
       resumeTurn({ sessionId: "raced", db: store.db, runtime }),
-    ]);
+    ];
+    for (const resume of resumes) resume.catch(() => release());
+    const outcomes = await Promise.allSettled(resumes);
+    clearTimeout(fallback);
     expect(outcomes.map((outcome) => outcome.status).sort()).toEqual(["fulfilled", "rejected"]);
     const rejected = outcomes.find((outcome) => outcome.status === "rejected");
     expect(rejected?.reason).toBeInstanceOf(SessionBusyError);

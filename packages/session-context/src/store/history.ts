@@ -14,7 +14,7 @@ import {
   syncFolders,
   type FileWrite,
 } from "./atomic-file.js";
-import { appendWal, voidRecord } from "./session-wal.js";
+import { appendWal, voidRecord, walSyncPlacement } from "./session-wal.js";
 import { parseNodeText } from "./node-text.js";
 import { HeldFiles, noteUnplaced } from "./held-files.js";
 import { soleWriterHere } from "./lease-lock.js";
@@ -144,7 +144,7 @@ export class HistoryFiles {
   async settle(paths: SessionPaths): Promise<void> {
     if (!this.unsynced.has(paths.history)) return;
     try {
-      await appendWal(paths.wal, [], true, soleWriterHere(paths.lock));
+      await appendWal(paths.wal, [], true, syncLogHere(paths));
       this.unsynced.delete(paths.history);
     } catch {
       await this.syncUnsyncedFiles(paths);
@@ -399,7 +399,7 @@ export class HistoryFiles {
     try {
       // With the fdatasync made on this thread (appendWal's syncHere) the renames go first, so that it overlaps the
       // first of them; else the fdatasync is queued on the pool first, as the slower of the two.
-      const syncHere = durable && soleWriterHere(paths.lock);
+      const syncHere = durable && syncLogHere(paths);
       let renaming = syncHere ? renameStaged(staged) : null;
       const logging = appendWal(paths.wal, records, durable, syncHere);
       renaming ??= renameStaged(staged);
@@ -688,6 +688,11 @@ export function unreadableReason(error: unknown): string {
 }
 
 const NOTHING_HELD: ReadonlySet<FileWrite> = new Set();
+
+/** Whether the session's log is fdatasynced on this thread (appendWal's `syncHere`): while it is all we write. */
+function syncLogHere(paths: SessionPaths): boolean {
+  return walSyncPlacement.onLoopThread && soleWriterHere(paths.lock);
+}
 
 function textOf(file: FileWrite): string {
   return typeof file.data === "string" ? file.data : Buffer.from(file.data).toString("utf8");

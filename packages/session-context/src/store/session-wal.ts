@@ -86,7 +86,7 @@ export async function appendWal(
     // A big node's text goes to the thread pool, as its file's does (atomic-file.ts), so the event loop keeps serving.
     if (bytes.length > SYNC_WRITE_LIMIT) await writeOnPool(fd, bytes);
     else for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written);
-    if (sync && syncHere && walSyncPlacement.onLoopThread) fdatasyncSync(fd);
+    if (sync && syncHere) fdatasyncSync(fd);
     else if (sync)
       await new Promise<void>((resolve, reject) => fdatasync(fd, (error) => (error ? reject(error) : resolve())));
   } finally {
@@ -94,7 +94,10 @@ export async function appendWal(
   }
 }
 
-/** Whether appendWal's `syncHere` is honoured: benches switch it off to measure the pool's placement beside it. */
+/**
+ * Whether a sole writer fdatasyncs its log on this thread (history.ts): benches switch it off to measure the pool's
+ * placement beside it, and tests to see what a process with other sessions at work does.
+ */
 export const walSyncPlacement = { onLoopThread: true };
 
 /** The whole records of the log, oldest first ([] when there is none); stops at a torn or corrupt record. */
